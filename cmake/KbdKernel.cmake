@@ -1,0 +1,71 @@
+# KbdKernel.cmake - build one kernel source into a CPU-emulation program and GPU programs.
+#
+#   kbd_add_program(<name> HOST <host.c...> KERNELS <kernel.cu...> [LIBS <libs...>])
+#
+# Creates
+#   <name>_cpu      host sources + kernel sources compiled as C11 with -DKBD_CPU (always)
+#   <name>_sm90a    kernels by nvcc for sm_90a, host sources by the host C compiler (when nvcc is found)
+#   <name>_sm100a   likewise for sm_100a
+# and sets KBD_PROGRAMS_<name> to the list of targets created. Kernel sources are written in the
+# C/CUDA common subset, so the CPU build compiles the very same file as C through a one-line wrapper.
+include_guard(GLOBAL)
+include(CheckLanguage)
+
+set(KBD_GPU_ARCHS "90a;100a" CACHE STRING "GPU targets built by kbd_add_program (sm_<arch>)")
+set(KBD_WARNINGS_C -Wall -Wextra -Werror)
+
+if(NOT DEFINED KBD_HAVE_CUDA)
+  set(KBD_HAVE_CUDA OFF)
+  if(NOT DEFINED KBD_ENABLE_CUDA OR KBD_ENABLE_CUDA)
+    check_language(CUDA)
+    if(CMAKE_CUDA_COMPILER)
+      # Architectures are passed per target as -gencode (the `a` targets need compute_XXa, and a plain
+      # -arch=sm_90a would also run a generic compute_90 pass that rejects wgmma/tcgen05).
+      if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+        set(CMAKE_CUDA_ARCHITECTURES OFF)
+      endif()
+      enable_language(CUDA)
+      find_package(CUDAToolkit REQUIRED)
+      set(KBD_HAVE_CUDA ON)
+    endif()
+  endif()
+endif()
+
+function(kbd_gpu_flags out arch)
+  set(${out} -gencode arch=compute_${arch},code=sm_${arch} -Werror all-warnings
+      "SHELL:-Xcompiler -Wall" "SHELL:-Xcompiler -Wextra" "SHELL:-Xcompiler -Werror" PARENT_SCOPE)
+endfunction()
+
+function(kbd_add_program name)
+  cmake_parse_arguments(P "" "" "HOST;KERNELS;LIBS" ${ARGN})
+  if(NOT P_KERNELS)
+    message(FATAL_ERROR "kbd_add_program(${name}): KERNELS is required")
+  endif()
+  set(cpu_sources)
+  foreach(k IN LISTS P_KERNELS)
+    get_filename_component(kabs ${k} ABSOLUTE)
+    get_filename_component(kname ${k} NAME_WE)
+    set(wrap ${CMAKE_CURRENT_BINARY_DIR}/kbd_cpu/${name}/${kname}.c)
+    file(CONFIGURE OUTPUT ${wrap} CONTENT "/* generated: CPU-emulation build of ${k} */\n#include \"${kabs}\"\n")
+    list(APPEND cpu_sources ${wrap})
+  endforeach()
+  add_executable(${name}_cpu ${P_HOST} ${cpu_sources})
+  target_compile_definitions(${name}_cpu PRIVATE KBD_CPU)
+  target_compile_options(${name}_cpu PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:${KBD_WARNINGS_C}>)
+  target_link_libraries(${name}_cpu PRIVATE kbd::kbd ${P_LIBS})
+  set(made ${name}_cpu)
+  if(KBD_HAVE_CUDA)
+    foreach(arch IN LISTS KBD_GPU_ARCHS)
+      set(t ${name}_sm${arch})
+      add_executable(${t} ${P_HOST} ${P_KERNELS})
+      set_source_files_properties(${P_KERNELS} TARGET_DIRECTORY ${t} PROPERTIES LANGUAGE CUDA)
+      kbd_gpu_flags(gflags ${arch})
+      target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${gflags}>
+                                          $<$<COMPILE_LANGUAGE:C,CXX>:${KBD_WARNINGS_C}>)
+      target_link_libraries(${t} PRIVATE kbd::kbd CUDA::cudart ${P_LIBS})
+      set_target_properties(${t} PROPERTIES CUDA_ARCHITECTURES OFF)
+      list(APPEND made ${t})
+    endforeach()
+  endif()
+  set(KBD_PROGRAMS_${name} ${made} PARENT_SCOPE)
+endfunction()

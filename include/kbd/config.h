@@ -1,0 +1,110 @@
+/* kbd/config.h - build-mode detection and the qualifiers every kbd header uses.
+ *
+ * Three ways a kbd header is compiled:
+ *   KBD_CPU defined           CPU emulation: kernels are scalar C run by the CPU machine (kbd/cpu/).
+ *   __CUDACC__ (no KBD_CPU)   nvcc: host pass + device pass (__CUDA_ARCH__) of a kernel source.
+ *   neither                   plain host C/C++ of a GPU program: host API only (memory, status, launch
+ *                             declarations); talks to the CUDA runtime.
+ * Config macros a user may set before including kbd/tile.h:
+ *   KBD_CPU               select CPU emulation.
+ *   KBD_CPU_ARCH          90 or 100: which GPU the emulator mirrors (default 100, i.e. sm_100a).
+ */
+#ifndef KBD_CONFIG_H
+#define KBD_CONFIG_H
+
+/* The CPU machine needs POSIX/BSD declarations (mmap, pthreads, sysconf) even under -std=c11. This only
+ * takes effect if no system header was included before kbd's; otherwise fallbacks are used. */
+#if defined(KBD_CPU) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE)
+#define _DEFAULT_SOURCE 1
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(KBD_CPU)
+#define KBD_MODE_CPU 1
+#define KBD_MODE_CUDA 0
+#elif defined(__CUDACC__)
+#define KBD_MODE_CPU 0
+#define KBD_MODE_CUDA 1
+#else
+#define KBD_MODE_CPU 0
+#define KBD_MODE_CUDA 0
+#endif
+
+/* Device pass of nvcc: the only place inline PTX is emitted. */
+#if KBD_MODE_CUDA && defined(__CUDA_ARCH__)
+#define KBD_DEVICE_PASS 1
+#else
+#define KBD_DEVICE_PASS 0
+#endif
+
+#if KBD_MODE_CPU && !defined(KBD_CPU_ARCH)
+#define KBD_CPU_ARCH 100
+#endif
+
+/* Arch-feature guards. The `a` targets define __CUDA_ARCH_FEAT_SM90_ALL / __CUDA_ARCH_FEAT_SM100_ALL;
+ * plain -arch=sm_90 (compute_90) does not, and wgmma/tcgen05 asm must not be seen there. */
+#if KBD_DEVICE_PASS && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define KBD_SM90A 1
+#else
+#define KBD_SM90A 0
+#endif
+#if KBD_DEVICE_PASS && defined(__CUDA_ARCH_FEAT_SM100_ALL)
+#define KBD_SM100A 1
+#else
+#define KBD_SM100A 0
+#endif
+
+#ifdef __cplusplus
+#define KBD_EXTERN_C extern "C"
+#define KBD_EXTERN_C_BEGIN extern "C" {
+#define KBD_EXTERN_C_END }
+#define KBD_STATIC_ASSERT(c, msg) static_assert(c, msg)
+#define KBD_ALIGNOF(t) alignof(t)
+#else
+#define KBD_EXTERN_C
+#define KBD_EXTERN_C_BEGIN
+#define KBD_EXTERN_C_END
+#define KBD_STATIC_ASSERT(c, msg) _Static_assert(c, msg)
+#define KBD_ALIGNOF(t) _Alignof(t)
+#endif
+
+/* KBD_DEV: code that runs inside a kernel (device function on the GPU, plain C in CPU mode).
+ * KBD_HD:  pure functions used on both sides (layout, swizzle, conversion math) - ONE definition
+ *          for the PTX path and for the emulator. */
+#if KBD_MODE_CUDA
+#define KBD_DEV static __device__ __forceinline__
+#define KBD_HD static __host__ __device__ __forceinline__
+#else
+#define KBD_DEV static inline
+#define KBD_HD static inline
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KBD_UNUSED __attribute__((unused))
+#define KBD_WEAK __attribute__((weak))
+#define KBD_NORETURN __attribute__((noreturn))
+#define KBD_LIKELY(x) __builtin_expect(!!(x), 1)
+#define KBD_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define KBD_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#error "kbd needs a GNU-compatible compiler (gcc, clang, nvcc's host compiler)"
+#endif
+
+#define KBD_STR_(x) #x
+#define KBD_STR(x) KBD_STR_(x)
+#define KBD_CAT_(a, b) a##b
+#define KBD_CAT(a, b) KBD_CAT_(a, b)
+
+/* Hardware constants shared by H100 (sm_90) and B200 (sm_100). */
+#define KBD_WARP_SIZE 32
+#define KBD_WARPGROUP_SIZE 128
+#define KBD_MAX_BLOCK_THREADS 1024
+/* Opt-in shared memory per block: 227 KiB on both H100 and B200. */
+#define KBD_MAX_SMEM_BYTES (227u * 1024u)
+/* Without cudaFuncSetAttribute a kernel may only use 48 KiB of dynamic shared memory. */
+#define KBD_DEFAULT_SMEM_BYTES (48u * 1024u)
+#define KBD_NUM_NAMED_BARRIERS 16
+
+#endif /* KBD_CONFIG_H */

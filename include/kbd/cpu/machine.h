@@ -1,0 +1,492 @@
+/* kbd/cpu/machine.h - the CPU machine behind KBD_CPU: blocks, warps as fibers, shared memory,
+ * barriers, deadlock detection and diagnostics.
+ *
+ * Model (docs/cpu-machine.md has the full story):
+ *  - A launch runs its blocks on host threads (KBD_CPU_THREADS, default: all cores). Blocks are
+ *    independent, so results do not depend on the thread count.
+ *  - Inside a block each warp is a fiber on one host thread, scheduled cooperatively: a warp runs until
+ *    it waits (barrier) or ends. Kernel code therefore executes once per warp; per-lane work is written
+ *    with KBD_FOR_LANES, and tiles hold the 32 lanes' fragments.
+ *  - The order in which ready warps run is round robin, or a permutation drawn from KBD_CPU_SEED.
+ *  - Shared memory is a real byte array per block, poisoned at block start.
+ *  - When no warp can run and some have not ended, the block is deadlocked: the launch fails with a
+ *    report of every warp's wait site.
+ */
+#ifndef KBD_CPU_MACHINE_H
+#define KBD_CPU_MACHINE_H
+
+#include "../config.h"
+
+#if KBD_MODE_CPU
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../grid.h"
+#include "../status.h"
+#include "fiber.h"
+
+#define KBD_CPU_MAX_WARPS (KBD_MAX_BLOCK_THREADS / KBD_WARP_SIZE)
+#define KBD_CPU_MAX_STATICS 64
+/* Poison: the 32-bit word 0x7FBF7FBF repeated (bytes BF 7F BF 7F). As f32 it is a NaN; each 16-bit half
+ * is a NaN in both f16 and bf16; as an int32 it is an unlikely 2143256511. A value read through kbd that
+ * still equals the pattern was never written. */
+#define KBD_CPU_POISON_WORD 0x7FBF7FBFu
+#define KBD_CPU_DEFAULT_STACK (256u * 1024u)
+
+typedef void (*kbd_cpu_entry)(const void *params);
+
+enum { KBD_CPU_W_READY = 0, KBD_CPU_W_BLOCKED = 1, KBD_CPU_W_DONE = 2, KBD_CPU_W_FAULTED = 3 };
+
+struct kbd_cpu_cta;
+struct kbd_cpu_launch;
+
+typedef struct kbd_cpu_warp {
+  kbd_fiber fiber;
+  struct kbd_cpu_cta *cta;
+  int id;
+  int state;
+  int wait_bar; /* barrier id while blocked */
+  const char *wait_file;
+  int wait_line;
+} kbd_cpu_warp;
+
+/* One named barrier (PTX bar/barrier, ids 0..15). Counting is in threads, a warp arrives as 32. */
+typedef struct kbd_cpu_barrier {
+  int expected;     /* thread count of the barrier instance in flight */
+  int arrived;      /* threads arrived so far */
+  uint32_t waiters; /* warps blocked in bar.sync on it */
+  const char *file; /* where the in-flight instance was first reached */
+  int line;
+} kbd_cpu_barrier;
+
+typedef struct kbd_cpu_static {
+  const void *key; /* address of the declaration site's marker */
+  size_t off, bytes;
+} kbd_cpu_static;
+
+typedef struct kbd_cpu_cta {
+  struct kbd_cpu_launch *L;
+  unsigned bx, by, bz;
+  unsigned long long linear;
+  int nwarps;
+  int last; /* last warp run (round robin) */
+  int failed;
+  uint64_t rng;
+  kbd_fiber sched;
+  unsigned char *smem; /* KBD_MAX_SMEM_BYTES, 1024-byte aligned */
+  size_t dyn_bytes;    /* dynamic shared memory sits at offset 0 */
+  size_t smem_top;     /* end of dynamic + static allocations */
+  int nstatics;
+  kbd_cpu_static statics[KBD_CPU_MAX_STATICS];
+  kbd_cpu_barrier bars[KBD_NUM_NAMED_BARRIERS];
+  kbd_cpu_warp warps[KBD_CPU_MAX_WARPS];
+} kbd_cpu_cta;
+
+typedef struct kbd_cpu_launch {
+  kbd_launch_cfg cfg;
+  int threads;
+  kbd_cpu_entry entry;
+  const void *params;
+  const char *name;
+  unsigned long long nblocks;
+  unsigned long long next;       /* next block to start (atomic) */
+  unsigned long long fail_block; /* lowest failed block, ~0 if none (atomic, guarded by mu) */
+  pthread_mutex_t mu;
+  kbd_status status;
+  uint64_t seed;
+  size_t stack_bytes;
+} kbd_cpu_launch;
+
+/* The warp whose fiber is running on this host thread. Weak: one instance for the whole program, no
+ * matter how many translation units include kbd (a `static` would be one copy per TU). */
+KBD_WEAK __thread kbd_cpu_warp *kbd_cpu_cur = NULL;
+
+/* ---- environment --------------------------------------------------------------------------------- */
+
+static inline long kbd_cpu_env_long(const char *name, long dflt) {
+  const char *s = getenv(name);
+  if (!s || !*s) return dflt;
+  char *end = NULL;
+  long v = strtol(s, &end, 0);
+  return (end && *end == '\0') ? v : dflt;
+}
+
+static inline int kbd_cpu_host_threads(void) {
+  long n = kbd_cpu_env_long("KBD_CPU_THREADS", 0);
+  if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n <= 0) n = 1;
+  return n > 256 ? 256 : (int)n;
+}
+
+/* ---- faults ----------------------------------------------------------------------------------------- */
+
+static inline void kbd_cpu_record(kbd_cpu_cta *cta, kbd_code code, const char *text) {
+  kbd_cpu_launch *L = cta->L;
+  pthread_mutex_lock(&L->mu);
+  /* Keep the fault of the lowest block: every block below it runs to completion, so the reported
+   * failure is the same for any host-thread count. */
+  if (cta->linear < L->fail_block) {
+    __atomic_store_n(&L->fail_block, cta->linear, __ATOMIC_RELEASE);
+    L->status = kbd_status_make(code, "%s [kernel %s, block (%u,%u,%u)]", text, L->name, cta->bx, cta->by, cta->bz);
+  }
+  pthread_mutex_unlock(&L->mu);
+  cta->failed = 1;
+}
+
+/* Report a fault in the running warp and stop it; the launch returns `code`. Never returns. */
+KBD_NORETURN KBD_PRINTF(4, 5) static inline void kbd_cpu_fault(kbd_code code, const char *file, int line,
+                                                              const char *fmt, ...) {
+  char text[KBD_STATUS_MSG_LEN];
+  kbd_cpu_warp *w = kbd_cpu_cur;
+  int n = snprintf(text, sizeof text, "%s:%d: ", file, line);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
+  va_end(ap);
+  if (!w) { /* not inside a kernel: a programming error in host code */
+    fprintf(stderr, "kbd: %s\n", text);
+    abort();
+  }
+  size_t len = strlen(text);
+  snprintf(text + len, sizeof text - len, " (warp %d)", w->id);
+  kbd_cpu_record(w->cta, code, text);
+  w->state = KBD_CPU_W_FAULTED;
+  kbd_fiber_switch(&w->fiber, &w->cta->sched);
+  abort(); /* a faulted fiber is never resumed */
+}
+
+/* kbd_trap: an explicit kernel-side failure with a message (GPU: `trap`). */
+#define kbd_trap(msg) kbd_cpu_fault(KBD_ERR_KERNEL, __FILE__, __LINE__, "kbd_trap: %s", msg)
+
+/* ---- scheduling -------------------------------------------------------------------------------------- */
+
+static inline uint64_t kbd_cpu_rand(uint64_t *s) { /* splitmix64: cheap, good enough to permute warps */
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static inline int kbd_cpu_pick(kbd_cpu_cta *cta) {
+  int n = cta->nwarps;
+  if (cta->L->seed == 0) {
+    for (int k = 1; k <= n; ++k) {
+      int i = (cta->last + k) % n;
+      if (cta->warps[i].state == KBD_CPU_W_READY) return i;
+    }
+    return -1;
+  }
+  int ready[KBD_CPU_MAX_WARPS], m = 0;
+  for (int i = 0; i < n; ++i)
+    if (cta->warps[i].state == KBD_CPU_W_READY) ready[m++] = i;
+  return m ? ready[kbd_cpu_rand(&cta->rng) % (uint64_t)m] : -1;
+}
+
+/* Give the host thread back to the block's scheduler; the warp stays ready (a scheduling point). */
+static inline void kbd_cpu_yield(void) {
+  kbd_cpu_warp *w = kbd_cpu_cur;
+  kbd_fiber_switch(&w->fiber, &w->cta->sched);
+}
+
+static inline void kbd_cpu_warp_main(void *arg) {
+  kbd_cpu_warp *w = (kbd_cpu_warp *)arg;
+  w->cta->L->entry(w->cta->L->params);
+  w->state = KBD_CPU_W_DONE;
+  kbd_fiber_switch(&w->fiber, &w->cta->sched);
+  abort();
+}
+
+static inline void kbd_cpu_deadlock(kbd_cpu_cta *cta) {
+  char text[KBD_STATUS_MSG_LEN];
+  size_t n = (size_t)snprintf(text, sizeof text, "deadlock: every live warp of the block is blocked;");
+  for (int i = 0; i < cta->nwarps && n < sizeof text; ++i) {
+    const kbd_cpu_warp *w = &cta->warps[i];
+    if (w->state == KBD_CPU_W_BLOCKED) {
+      const kbd_cpu_barrier *b = &cta->bars[w->wait_bar];
+      n += (size_t)snprintf(text + n, sizeof text - n, " warp %d waits at %s:%d on barrier %d (%d of %d threads arrived);",
+                            i, w->wait_file, w->wait_line, w->wait_bar, b->arrived, b->expected);
+    } else if (w->state == KBD_CPU_W_DONE) {
+      n += (size_t)snprintf(text + n, sizeof text - n, " warp %d has exited;", i);
+    }
+  }
+  kbd_cpu_record(cta, KBD_ERR_DEADLOCK, text);
+}
+
+static inline void kbd_cpu_poison(unsigned char *p, size_t off, size_t bytes) {
+  /* The pattern depends on the address (even byte 0xBF, odd byte 0x7F), so any aligned element of any
+   * size sees the same bits as a 0x7FBF7FBF word would give it. */
+  for (size_t i = off; i < off + bytes; ++i) p[i] = (i & 1) ? 0x7F : 0xBF;
+}
+
+static inline void kbd_cpu_run_cta(kbd_cpu_cta *cta, const kbd_stack_pool *stacks) {
+  kbd_cpu_launch *L = cta->L;
+  cta->nwarps = L->threads / KBD_WARP_SIZE;
+  cta->last = -1;
+  cta->failed = 0;
+  cta->rng = L->seed * 0x2545F4914F6CDD1Dull + cta->linear;
+  cta->dyn_bytes = L->cfg.smem_bytes;
+  cta->smem_top = L->cfg.smem_bytes;
+  cta->nstatics = 0;
+  memset(cta->bars, 0, sizeof cta->bars);
+  kbd_cpu_poison(cta->smem, 0, cta->dyn_bytes);
+  for (int i = 0; i < cta->nwarps; ++i) {
+    kbd_cpu_warp *w = &cta->warps[i];
+    w->cta = cta;
+    w->id = i;
+    w->state = KBD_CPU_W_READY;
+    w->wait_bar = -1;
+    kbd_fiber_init(&w->fiber, kbd_stack_pool_get(stacks, (size_t)i), stacks->each, kbd_cpu_warp_main, w);
+  }
+  for (;;) {
+    int i = kbd_cpu_pick(cta);
+    if (i < 0) {
+      for (int k = 0; k < cta->nwarps; ++k)
+        if (cta->warps[k].state != KBD_CPU_W_DONE) {
+          kbd_cpu_deadlock(cta);
+          break;
+        }
+      return;
+    }
+    cta->last = i;
+    kbd_cpu_cur = &cta->warps[i];
+    kbd_fiber_switch(&cta->sched, &cta->warps[i].fiber);
+    kbd_cpu_cur = NULL;
+    if (cta->failed) return;
+  }
+}
+
+static inline void *kbd_cpu_worker(void *arg) {
+  kbd_cpu_launch *L = (kbd_cpu_launch *)arg;
+  kbd_stack_pool stacks;
+  kbd_cpu_cta *cta = (kbd_cpu_cta *)calloc(1, sizeof *cta);
+  unsigned char *smem = (unsigned char *)aligned_alloc(1024, KBD_MAX_SMEM_BYTES);
+  int have_stacks = kbd_stack_pool_init(&stacks, (size_t)(L->threads / KBD_WARP_SIZE), L->stack_bytes);
+  if (!cta || !smem || !have_stacks) {
+    pthread_mutex_lock(&L->mu);
+    if (L->fail_block == ~0ull) {
+      L->fail_block = 0;
+      L->status = kbd_status_make(KBD_ERR_OOM, "kernel %s: cannot allocate the CPU machine's block state", L->name);
+    }
+    pthread_mutex_unlock(&L->mu);
+  } else {
+    cta->L = L;
+    cta->smem = smem;
+    const unsigned gx = L->cfg.grid.x, gy = L->cfg.grid.y;
+    for (;;) {
+      unsigned long long b = __atomic_fetch_add(&L->next, 1ull, __ATOMIC_RELAXED);
+      if (b >= L->nblocks || b > __atomic_load_n(&L->fail_block, __ATOMIC_ACQUIRE)) break;
+      cta->linear = b;
+      cta->bx = (unsigned)(b % gx);
+      cta->by = (unsigned)((b / gx) % gy);
+      cta->bz = (unsigned)(b / ((unsigned long long)gx * gy));
+      kbd_cpu_run_cta(cta, &stacks);
+    }
+  }
+  if (have_stacks) kbd_stack_pool_free(&stacks);
+  free(smem);
+  free(cta);
+  return NULL;
+}
+
+/* Run a kernel on the CPU machine. Synchronous: returns when every block has ended or one failed. */
+static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int threads, kbd_cpu_entry entry,
+                                               const void *params, const char *name) {
+  kbd_status s = kbd_check_launch(cfg, threads, name);
+  if (!kbd_ok(s)) return s;
+  kbd_cpu_launch L;
+  memset(&L, 0, sizeof L);
+  L.cfg = *cfg;
+  L.threads = threads;
+  L.entry = entry;
+  L.params = params;
+  L.name = name;
+  L.nblocks = (unsigned long long)cfg->grid.x * cfg->grid.y * cfg->grid.z;
+  L.fail_block = ~0ull;
+  L.status = kbd_status_ok();
+  L.seed = (uint64_t)kbd_cpu_env_long("KBD_CPU_SEED", 0);
+  long kb = kbd_cpu_env_long("KBD_CPU_STACK_KB", 0);
+  L.stack_bytes = kb > 0 ? (size_t)kb * 1024u : KBD_CPU_DEFAULT_STACK;
+  pthread_mutex_init(&L.mu, NULL);
+  unsigned long long nw = (unsigned long long)kbd_cpu_host_threads();
+  if (nw > L.nblocks) nw = L.nblocks;
+  if (nw <= 1) {
+    kbd_cpu_worker(&L);
+  } else {
+    pthread_t tid[256];
+    unsigned long long started = 0;
+    for (; started < nw; ++started)
+      if (pthread_create(&tid[started], NULL, kbd_cpu_worker, &L) != 0) break;
+    if (started == 0) kbd_cpu_worker(&L);
+    for (unsigned long long i = 0; i < started; ++i) pthread_join(tid[i], NULL);
+  }
+  pthread_mutex_destroy(&L.mu);
+  if (!kbd_ok(L.status) && kbd_cpu_env_long("KBD_CPU_QUIET", 0) == 0)
+    fprintf(stderr, "kbd: %s: %s\n", kbd_code_name(L.status.code), L.status.msg);
+  return L.status;
+}
+
+/* ---- barriers (PTX bar.sync / bar.arrive semantics) ----------------------------------------------------- */
+
+/* nthreads == 0 means every thread of the block, as in `bar.sync id;`. */
+static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, const char *file, int line) {
+  kbd_cpu_warp *w = kbd_cpu_cur;
+  kbd_cpu_cta *cta = w->cta;
+  const int all = cta->nwarps * KBD_WARP_SIZE;
+  if (id < 0 || id >= KBD_NUM_NAMED_BARRIERS)
+    kbd_cpu_fault(KBD_ERR_BARRIER, file, line, "barrier id %d is outside 0..15", id);
+  if (arrive_only && nthreads == 0)
+    kbd_cpu_fault(KBD_ERR_BARRIER, file, line, "bar.arrive on barrier %d needs an explicit thread count", id);
+  if (nthreads == 0) nthreads = all;
+  if (nthreads < 0 || nthreads % KBD_WARP_SIZE != 0 || nthreads > all)
+    kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
+                  "barrier %d: thread count %d must be a multiple of 32 and at most the block's %d threads", id,
+                  nthreads, all);
+  kbd_cpu_barrier *b = &cta->bars[id];
+  if (b->arrived == 0) {
+    b->expected = nthreads;
+    b->file = file;
+    b->line = line;
+  } else if (b->expected != nthreads) {
+    kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
+                  "barrier %d reached with thread count %d while the instance begun at %s:%d counts %d", id, nthreads,
+                  b->file, b->line, b->expected);
+  }
+  b->arrived += KBD_WARP_SIZE;
+  if (b->arrived == b->expected) {
+    /* Barrier complete: release every waiter, start a fresh instance. */
+    for (int i = 0; i < cta->nwarps; ++i)
+      if (b->waiters & (1u << i)) cta->warps[i].state = KBD_CPU_W_READY;
+    b->waiters = 0;
+    b->arrived = 0;
+    kbd_cpu_yield(); /* a scheduling point, so seeds can reorder who runs first after the barrier */
+    return;
+  }
+  if (arrive_only) return;
+  b->waiters |= 1u << w->id;
+  w->state = KBD_CPU_W_BLOCKED;
+  w->wait_bar = id;
+  w->wait_file = file;
+  w->wait_line = line;
+  kbd_cpu_yield();
+}
+
+/* ---- shared memory ---------------------------------------------------------------------------------------- */
+
+static inline void *kbd_cpu_smem_static(const void *key, size_t bytes, size_t align, const char *file, int line) {
+  kbd_cpu_cta *cta = kbd_cpu_cur->cta;
+  for (int i = 0; i < cta->nstatics; ++i)
+    if (cta->statics[i].key == key) return cta->smem + cta->statics[i].off;
+  if (cta->nstatics == KBD_CPU_MAX_STATICS)
+    kbd_cpu_fault(KBD_ERR_INVALID, file, line, "more than %d static shared-memory declarations", KBD_CPU_MAX_STATICS);
+  size_t off = (cta->smem_top + align - 1) / align * align;
+  if (off + bytes > KBD_MAX_SMEM_BYTES)
+    kbd_cpu_fault(KBD_ERR_INVALID, file, line,
+                  "static shared memory of %zu bytes brings the block to %zu bytes (dynamic %zu), over the %u-byte "
+                  "(227 KiB) limit",
+                  bytes, off + bytes, cta->dyn_bytes, KBD_MAX_SMEM_BYTES);
+  kbd_cpu_static *s = &cta->statics[cta->nstatics++];
+  s->key = key;
+  s->off = off;
+  s->bytes = bytes;
+  cta->smem_top = off + bytes;
+  kbd_cpu_poison(cta->smem, off, bytes);
+  return cta->smem + off;
+}
+
+/* A shared-memory access of [p, p+bytes) by a kbd primitive: inside the block's allocations? */
+static inline void kbd_cpu_check_smem(const void *p, size_t bytes, const char *file, int line, const char *what) {
+  kbd_cpu_cta *cta = kbd_cpu_cur->cta;
+  uintptr_t lo = (uintptr_t)p, base = (uintptr_t)cta->smem;
+  if (lo < base || lo + bytes > base + cta->smem_top)
+    kbd_cpu_fault(KBD_ERR_BOUNDS, file, line,
+                  "%s touches shared-memory bytes [%lld, %lld) but the block has %zu bytes allocated (dynamic %zu)",
+                  what, (long long)(lo - base), (long long)(lo + bytes - base), cta->smem_top, cta->dyn_bytes);
+}
+
+/* Did a read of `esize`-byte elements see poison? 1-byte types are judged on their aligned 2-byte pair,
+ * since a single byte cannot tell poison from data. */
+static inline int kbd_cpu_is_poison(const void *p, size_t esize) {
+  uintptr_t a = (uintptr_t)p;
+  if (esize == 1) a &= ~(uintptr_t)1, esize = 2;
+  const unsigned char *c = (const unsigned char *)a;
+  for (size_t i = 0; i < esize; ++i)
+    if (c[i] != (((a + i) & 1) ? 0x7F : 0xBF)) return 0;
+  return 1;
+}
+
+/* ---- the global-memory registry (device allocations in CPU mode) ------------------------------------------- */
+
+typedef struct kbd_cpu_alloc {
+  uintptr_t base;
+  size_t bytes;
+} kbd_cpu_alloc;
+
+typedef struct kbd_cpu_registry {
+  pthread_mutex_t mu;
+  kbd_cpu_alloc *v;
+  size_t n, cap;
+} kbd_cpu_registry;
+
+KBD_WEAK kbd_cpu_registry kbd_cpu_allocs = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+static inline int kbd_cpu_register(void *p, size_t bytes) {
+  pthread_mutex_lock(&kbd_cpu_allocs.mu);
+  int ok = 1;
+  if (kbd_cpu_allocs.n == kbd_cpu_allocs.cap) {
+    size_t cap = kbd_cpu_allocs.cap ? 2 * kbd_cpu_allocs.cap : 64;
+    kbd_cpu_alloc *v = (kbd_cpu_alloc *)realloc(kbd_cpu_allocs.v, cap * sizeof *v);
+    if (v) {
+      kbd_cpu_allocs.v = v;
+      kbd_cpu_allocs.cap = cap;
+    } else {
+      ok = 0;
+    }
+  }
+  if (ok) {
+    kbd_cpu_allocs.v[kbd_cpu_allocs.n].base = (uintptr_t)p;
+    kbd_cpu_allocs.v[kbd_cpu_allocs.n].bytes = bytes;
+    kbd_cpu_allocs.n++;
+  }
+  pthread_mutex_unlock(&kbd_cpu_allocs.mu);
+  return ok;
+}
+
+static inline int kbd_cpu_unregister(void *p) {
+  int found = 0;
+  pthread_mutex_lock(&kbd_cpu_allocs.mu);
+  for (size_t i = 0; i < kbd_cpu_allocs.n; ++i)
+    if (kbd_cpu_allocs.v[i].base == (uintptr_t)p) {
+      kbd_cpu_allocs.v[i] = kbd_cpu_allocs.v[--kbd_cpu_allocs.n];
+      found = 1;
+      break;
+    }
+  pthread_mutex_unlock(&kbd_cpu_allocs.mu);
+  return found;
+}
+
+/* A global access of [lo, hi) by a kbd primitive. If it starts or ends inside a kbd_malloc allocation it
+ * must lie wholly inside it - the GPU would fault or silently touch a neighbour. Memory kbd did not
+ * allocate (a host array) is not checked. Allocation and free happen on the host between launches, so
+ * the registry is read here without the lock. */
+static inline void kbd_cpu_check_global(const void *lo, const void *hi, const char *file, int line,
+                                        const char *what) {
+  uintptr_t a = (uintptr_t)lo, b = (uintptr_t)hi;
+  for (size_t i = 0; i < kbd_cpu_allocs.n; ++i) {
+    const kbd_cpu_alloc *r = &kbd_cpu_allocs.v[i];
+    int start_in = a >= r->base && a < r->base + r->bytes;
+    int end_in = b > r->base && b <= r->base + r->bytes;
+    if (start_in && end_in) return;
+    if (start_in || end_in)
+      kbd_cpu_fault(KBD_ERR_BOUNDS, file, line,
+                    "%s touches bytes [%lld, %lld) of a %zu-byte allocation made by kbd_malloc", what,
+                    (long long)(a - r->base), (long long)(b - r->base), r->bytes);
+  }
+}
+
+#endif /* KBD_MODE_CPU */
+#endif /* KBD_CPU_MACHINE_H */

@@ -1,0 +1,40 @@
+/* kbd/smem.h - shared memory in kernels.
+ *
+ * KBD_SHARED(type, name, count)              `type *name`: a block-wide array of count elements,
+ *                                            16-byte aligned (so 128-bit vector accesses are legal).
+ * KBD_SHARED_ALIGNED(type, name, count, a)   the same with alignment a (e.g. 1024 for 128B swizzles).
+ * kbd_dynamic_smem()                         base of the launch's dynamic shared memory (1024-aligned).
+ *
+ * Every warp that executes a KBD_SHARED declaration gets the same block-wide memory, as with
+ * __shared__ on the GPU. In CPU mode the memory is a per-block byte array filled with a poison pattern,
+ * so kbd loads of never-written shared memory fail with file:line; the 227 KiB limit (dynamic + static)
+ * is enforced when a declaration is first reached. Layout difference: the GPU places static shared
+ * memory first and dynamic after it; the CPU machine places dynamic first (its size is known at launch,
+ * the static total is not). Alignments, and so swizzle phases, are the same on both.
+ */
+#ifndef KBD_SMEM_H
+#define KBD_SMEM_H
+
+#include "config.h"
+
+#if KBD_MODE_CPU
+#include "cpu/machine.h"
+#define KBD_SHARED_ALIGNED(type, name, count, align)                                                              \
+  static const char name##_kbd_site_ = 0;                                                                         \
+  type *name = (type *)kbd_cpu_smem_static(&name##_kbd_site_, sizeof(type) * (size_t)(count), (align), __FILE__, \
+                                            __LINE__)
+KBD_DEV void *kbd_dynamic_smem(void) { return kbd_cpu_cur->cta->smem; }
+
+#elif KBD_MODE_CUDA
+#define KBD_SHARED_ALIGNED(type, name, count, align)                                                              \
+  __shared__ __align__(align) type name##_kbd_arr_[(count)];                                                       \
+  type *name = name##_kbd_arr_
+KBD_DEV void *kbd_dynamic_smem(void) {
+  extern __shared__ __align__(1024) unsigned char kbd_dyn_smem_[];
+  return kbd_dyn_smem_;
+}
+#endif
+
+#define KBD_SHARED(type, name, count) KBD_SHARED_ALIGNED(type, name, count, 16)
+
+#endif /* KBD_SMEM_H */

@@ -1,0 +1,146 @@
+/* kbd/tile_core.h - register tiles: declaration, compile-time shape, fragment iteration.
+ *
+ *   KBD_TILE(f32, 1, 1024, KBD_CTA) a, b;             // 1 x 1024 floats owned by the whole block
+ *   KBD_TILE_L(f32, 64, 128, KBD_WARPGROUP, KBD_LAYOUT_WGMMA_ACC) acc;
+ *   typedef KBD_TILE(bf16, 16, 64, KBD_WARP) my_tile;  // a tile type to pass to device helpers
+ *
+ * A tile of R x C elements owned by S threads (a scope: KBD_WARP 32, KBD_WARPGROUP 128, KBD_CTA the
+ * block) gives each thread npt = R*C/S elements, placed by a fragment layout (layout.h). Thread t of the
+ * scope is block thread (t mod S), so a warpgroup tile in a 256-thread block exists once per warpgroup.
+ * GPU: `v[1][npt]` - the thread's registers. CPU: `v[32][npt]` - exactly what the 32 lanes of the running
+ * warp hold on the GPU, so a warp touching elements it does not own fails the same way on both.
+ *
+ * The shape travels in the type: `kbd_meta_` is a never-used pointer to a char array whose extents are
+ * [rows][cols][scope threads][layout][dtype]; sizeof on it yields compile-time constants in C and C++
+ * alike, and nvcc drops the unused member with the rest of the struct's scalar replacement.
+ */
+#ifndef KBD_TILE_CORE_H
+#define KBD_TILE_CORE_H
+
+#include <string.h>
+
+#include "config.h"
+#include "convert.h"
+#include "launch.h"
+#include "layout.h"
+#include "types.h"
+
+#if KBD_MODE_CPU
+#define KBD_LANES_HELD 32 /* lanes a fragment array holds: the warp's 32 on the CPU */
+#define KBD_TILE_FN static inline __attribute__((always_inline))
+#define KBD_UNROLL
+#else
+#define KBD_LANES_HELD 1 /* the thread's own */
+#define KBD_TILE_FN static __device__ __forceinline__
+#define KBD_UNROLL _Pragma("unroll")
+#endif
+
+/* Widest vector (elements) for a ROW tile: 16 bytes at most, dividing the columns and the per-thread
+ * work evenly. 16-byte accesses are what make global loads coalesce into full 128-byte lines. */
+#define KBD__VOK(v, sz, R, C, S)                                                                                 \
+  ((v) * (sz) <= 16 && (C) % (v) == 0 && ((long long)(R) * (C)) % ((long long)(S) * (v)) == 0)
+#define KBD__VEC(sz, R, C, S)                                                                                    \
+  (KBD__VOK(16, sz, R, C, S)                                                                                     \
+       ? 16                                                                                                      \
+       : KBD__VOK(8, sz, R, C, S) ? 8 : KBD__VOK(4, sz, R, C, S) ? 4 : KBD__VOK(2, sz, R, C, S) ? 2 : 1)
+
+#define KBD__NPT(R, C, S) ((long long)(R) * (C) / (S) > 0 ? (int)((long long)(R) * (C) / (S)) : 1)
+#define KBD__POS(x) ((x) > 0 ? (x) : 1)
+
+/* The tile type: KBD_TILE_L(dtype token, rows, cols, scope threads, layout id). Shape rules are checked
+ * here, at compile time, each with a message naming the rule. */
+#define KBD_TILE_L(dt, R, C, S, L)                                                                               \
+  struct {                                                                                                       \
+    KBD_STATIC_ASSERT((R) > 0 && (C) > 0, "kbd: tile rows and cols must be positive");                           \
+    KBD_STATIC_ASSERT((S) >= 32 && (S) <= 1024 && (S) % 32 == 0,                                                 \
+                      "kbd: a tile's scope must be whole warps: KBD_WARP, KBD_WARPGROUP or KBD_CTA");            \
+    KBD_STATIC_ASSERT(((long long)(R) * (C)) % (S) == 0,                                                         \
+                      "kbd: tile rows*cols must be a multiple of the owning scope's thread count");              \
+    KBD_STATIC_ASSERT(KBD_LAYOUT_SHAPE_OK((L), (R), (C), (S), KBD__VEC(sizeof(kbd_##dt), R, C, S)),              \
+                      "kbd: tile shape not allowed by its layout (see the KBD_LAYOUT_RULE_* text in layout.h)");   \
+    kbd_##dt v[KBD_LANES_HELD][KBD__NPT(R, C, S)];                                                               \
+    char (*kbd_meta_)[KBD__POS(R)][KBD__POS(C)][KBD__POS(S)][KBD__POS(L)][KBD_DT_##dt];                          \
+  }
+
+#define KBD_TILE(dt, R, C, S) KBD_TILE_L(dt, R, C, S, KBD_LAYOUT_ROW)
+
+/* Compile-time properties of a tile expression t. */
+#define KBD__META(t) (*(t).kbd_meta_)
+#define KBD_ROWS(t) ((int)(sizeof(KBD__META(t)) / sizeof(KBD__META(t)[0])))
+#define KBD_COLS(t) ((int)(sizeof(KBD__META(t)[0]) / sizeof(KBD__META(t)[0][0])))
+#define KBD_SCOPE(t) ((int)(sizeof(KBD__META(t)[0][0]) / sizeof(KBD__META(t)[0][0][0])))
+#define KBD_LAYOUT(t) ((int)(sizeof(KBD__META(t)[0][0][0]) / sizeof(KBD__META(t)[0][0][0][0])))
+#define KBD_DTYPE(t) ((int)sizeof(KBD__META(t)[0][0][0][0]))
+#define KBD_NPT(t) ((int)(sizeof((t).v[0]) / sizeof((t).v[0][0])))
+#define KBD_ESIZE(t) ((int)sizeof((t).v[0][0]))
+#define KBD_VEC(t) KBD__VEC(KBD_ESIZE(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t))
+
+#define KBD__SAME_SHAPE(a, b)                                                                                    \
+  KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(b) && KBD_COLS(a) == KBD_COLS(b) && KBD_SCOPE(a) == KBD_SCOPE(b) &&  \
+                        KBD_LAYOUT(a) == KBD_LAYOUT(b),                                                          \
+                    "kbd: tile operands must have the same rows, cols, scope and layout")
+
+/* Thread index within the tile's scope of `lane` of the running warp. */
+#if KBD_MODE_CPU
+#define KBD__TID(t, lane) ((kbd_warp_id() * KBD_WARP_SIZE + (lane)) % KBD_SCOPE(t))
+#else
+#define KBD__TID(t, lane) ((int)(threadIdx.x % (unsigned)KBD_SCOPE(t)) + 0 * (lane))
+#endif
+
+/* Static shape of a tile, passed by value to the generic helpers (all fields compile-time constants at
+ * the call site, so the always-inlined helpers fold to straight-line code). */
+typedef struct kbd_tile_shape {
+  int rows, cols, scope, layout, dtype, npt, vec, esize;
+} kbd_tile_shape;
+
+#define KBD__SHAPE(t)                                                                                            \
+  kbd_tile_shape_of(KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t), KBD_LAYOUT(t), KBD_DTYPE(t), KBD_NPT(t), KBD_VEC(t),  \
+                    KBD_ESIZE(t))
+
+KBD_TILE_FN kbd_tile_shape kbd_tile_shape_of(int rows, int cols, int scope, int layout, int dtype, int npt, int vec,
+                                             int esize) {
+  kbd_tile_shape s;
+  s.rows = rows;
+  s.cols = cols;
+  s.scope = scope;
+  s.layout = layout;
+  s.dtype = dtype;
+  s.npt = npt;
+  s.vec = vec;
+  s.esize = esize;
+  return s;
+}
+
+/* (row, col) of element i of thread `tid` (scope-relative). */
+KBD_TILE_FN kbd_coord kbd_tile_coord(kbd_tile_shape s, int tid, int i) {
+  return kbd_layout_coord(s.layout, s.rows, s.cols, s.scope, s.vec, tid, i);
+}
+
+#define KBD__FOR_FRAG(t, l, i)                                                                                   \
+  for (int l = 0; l < KBD_LANES_HELD; ++l)                                                                       \
+  KBD_UNROLL for (int i = 0; i < KBD_NPT(t); ++i)
+
+/* ---- user elementwise map ---------------------------------------------------------------------------
+ * KBD_MAP(dst, src, x, r, c, expr): dst[r][c] = expr for every element, where x is src's element as float
+ * and r, c are its tile row and column (ints). dst and src have the same shape; they may be the same tile.
+ *   KBD_MAP(y, y, x, r, c, (c <= r) ? x : -INFINITY);   // causal mask
+ */
+#define KBD_MAP(dst, src, x, r, c, expr)                                                                         \
+  do {                                                                                                           \
+    KBD__SAME_SHAPE(dst, src);                                                                                   \
+    const kbd_tile_shape kbd_ms_ = KBD__SHAPE(dst);                                                              \
+    for (int kbd_ml_ = 0; kbd_ml_ < KBD_LANES_HELD; ++kbd_ml_) {                                                 \
+      const int kbd_mt_ = KBD__TID(dst, kbd_ml_);                                                                \
+      KBD_UNROLL for (int kbd_mi_ = 0; kbd_mi_ < KBD_NPT(dst); ++kbd_mi_) {                                      \
+        const kbd_coord kbd_mc_ = kbd_tile_coord(kbd_ms_, kbd_mt_, kbd_mi_);                                     \
+        const int r = kbd_mc_.row, c = kbd_mc_.col;                                                              \
+        const float x = kbd_dt_load_f32(&(src).v[kbd_ml_][kbd_mi_], KBD_DTYPE(src));                             \
+        (void)r;                                                                                                 \
+        (void)c;                                                                                                 \
+        (void)x;                                                                                                 \
+        kbd_dt_store_f32(&(dst).v[kbd_ml_][kbd_mi_], KBD_DTYPE(dst), (float)(expr));                             \
+      }                                                                                                          \
+    }                                                                                                            \
+  } while (0)
+
+#endif /* KBD_TILE_CORE_H */

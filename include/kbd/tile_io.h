@@ -1,0 +1,194 @@
+/* kbd/tile_io.h - moving tiles between registers and global / shared memory.
+ *
+ *   kbd_load(t, p, n, start)                      1 x C tile  <- p[start .. start+C), masked to [0, n)
+ *   kbd_store(t, p, n, start)                     likewise, elements outside [0, n) are not written
+ *   kbd_load2d(t, p, nrows, ncols, ld, r0, c0)    R x C tile  <- rows r0.., cols c0.. of a row-major
+ *   kbd_store2d(t, p, nrows, ncols, ld, r0, c0)      nrows x ncols tensor with leading dimension ld
+ *   kbd_load_smem(t, s, ld) / kbd_store_smem(t, s, ld)   whole tile, row-major in shared memory
+ *
+ * Masking: elements outside the tensor are read as 0 and never written - a tile may hang over any edge,
+ * and nothing outside [0,nrows) x [0,ncols) is touched on either path.
+ * Cost (ROW layout): when the tensor address and ld are 16-byte multiples, each thread moves its
+ * elements in 16-byte chunks (ld.global.v4 / st.global.v4: consecutive threads hit consecutive chunks,
+ * so a warp moves full 128-byte lines); a chunk straddling the edge falls back to per-element masked
+ * accesses. Other layouts move one element at a time.
+ * CPU mode checks, each failing the launch with file:line: the tensor range against kbd_malloc's
+ * allocations, shared-memory ranges against the block's allocations, and shared loads against poison.
+ */
+#ifndef KBD_TILE_IO_H
+#define KBD_TILE_IO_H
+
+#include "tile_core.h"
+
+#if KBD_MODE_CUDA
+/* One aligned chunk of 1..16 bytes through a single vector instruction. The register side goes through
+ * memcpy so that nvcc keeps the fragment in registers (no alignment assumption on the array). */
+KBD_TILE_FN void kbd_chunk_copy_in(void *frag, const void *mem, int bytes) {
+  if (bytes == 16) {
+    const uint4 x = *(const uint4 *)mem;
+    memcpy(frag, &x, 16);
+  } else if (bytes == 8) {
+    const uint2 x = *(const uint2 *)mem;
+    memcpy(frag, &x, 8);
+  } else if (bytes == 4) {
+    const unsigned x = *(const unsigned *)mem;
+    memcpy(frag, &x, 4);
+  } else if (bytes == 2) {
+    const unsigned short x = *(const unsigned short *)mem;
+    memcpy(frag, &x, 2);
+  } else {
+    *(unsigned char *)frag = *(const unsigned char *)mem;
+  }
+}
+KBD_TILE_FN void kbd_chunk_copy_out(void *mem, const void *frag, int bytes) {
+  if (bytes == 16) {
+    uint4 x;
+    memcpy(&x, frag, 16);
+    *(uint4 *)mem = x;
+  } else if (bytes == 8) {
+    uint2 x;
+    memcpy(&x, frag, 8);
+    *(uint2 *)mem = x;
+  } else if (bytes == 4) {
+    unsigned x;
+    memcpy(&x, frag, 4);
+    *(unsigned *)mem = x;
+  } else if (bytes == 2) {
+    unsigned short x;
+    memcpy(&x, frag, 2);
+    *(unsigned short *)mem = x;
+  } else {
+    *(unsigned char *)mem = *(const unsigned char *)frag;
+  }
+}
+#else
+KBD_TILE_FN void kbd_chunk_copy_in(void *frag, const void *mem, int bytes) { memcpy(frag, mem, (size_t)bytes); }
+KBD_TILE_FN void kbd_chunk_copy_out(void *mem, const void *frag, int bytes) { memcpy(mem, frag, (size_t)bytes); }
+#endif
+
+/* The one routine behind every tile <-> memory move. frag: the tile's v array; mem: element (0,0) of the
+ * tensor; the tile's (0,0) lands at tensor (r0, c0). is_smem: shared memory (no masking, poison checks). */
+KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long long nrows, long long ncols,
+                               long long ld, long long r0, long long c0, int store, int is_smem, const char *file,
+                               int line) {
+  const int es = s.esize;
+#if KBD_MODE_CPU
+  const char *what = store ? (is_smem ? "kbd_store_smem" : "kbd_store") : (is_smem ? "kbd_load_smem" : "kbd_load");
+  if (nrows > 1 && ld < ncols)
+    kbd_cpu_fault(KBD_ERR_INVALID, file, line, "%s: leading dimension %lld is smaller than the %lld columns", what,
+                  ld, ncols);
+  {
+    const long long rlo = r0 > 0 ? r0 : 0, rhi = r0 + s.rows < nrows ? r0 + s.rows : nrows;
+    const long long clo = c0 > 0 ? c0 : 0, chi = c0 + s.cols < ncols ? c0 + s.cols : ncols;
+    if (rlo < rhi && clo < chi) {
+      const char *lo = mem + (rlo * ld + clo) * es, *hi = mem + ((rhi - 1) * ld + chi) * es;
+      if (is_smem)
+        kbd_cpu_check_smem(lo, (size_t)(hi - lo), file, line, what);
+      else
+        kbd_cpu_check_global(lo, hi, file, line, what);
+    }
+  }
+#else
+  (void)file;
+  (void)line;
+#endif
+  /* Vector path: ROW layout, vec > 1, and every chunk start 16/8/4-byte aligned in memory. Warp-uniform. */
+  const int vb = s.vec * es;
+  const int vec_ok = s.layout == KBD_LAYOUT_ROW && s.vec > 1 &&
+                     ((unsigned long long)(size_t)(mem + (r0 * ld + c0) * es) % (unsigned long long)vb) == 0 &&
+                     (s.rows == 1 || ((unsigned long long)(ld * es) % (unsigned long long)vb) == 0);
+  for (int l = 0; l < KBD_LANES_HELD; ++l) {
+#if KBD_MODE_CPU
+    const int tid = (kbd_warp_id() * KBD_WARP_SIZE + l) % s.scope;
+#else
+    const int tid = (int)(threadIdx.x % (unsigned)s.scope);
+#endif
+    char *f = (char *)frag + (size_t)l * s.npt * es;
+    const int step = s.layout == KBD_LAYOUT_ROW ? s.vec : 1;
+    KBD_UNROLL for (int i = 0; i < s.npt; i += step) {
+      const kbd_coord c = kbd_tile_coord(s, tid, i);
+      const long long gr = r0 + c.row, gc = c0 + c.col;
+      const int row_in = gr >= 0 && gr < nrows;
+      char *m = mem + (gr * ld + gc) * es;
+      if (vec_ok && row_in && gc >= 0 && gc + s.vec <= ncols) {
+        if (store) {
+          kbd_chunk_copy_out(m, f + (size_t)i * es, vb);
+        } else {
+#if KBD_MODE_CPU
+          if (is_smem)
+            for (int k = 0; k < s.vec; ++k)
+              if (kbd_cpu_is_poison(m + k * es, (size_t)es))
+                kbd_cpu_fault(KBD_ERR_POISON, file, line,
+                              "%s reads never-written shared memory at tile element (%d, %d), byte offset %lld",
+                              what, c.row, c.col + k, (long long)(m + k * es - (char *)kbd_cpu_cur->cta->smem));
+#endif
+          kbd_chunk_copy_in(f + (size_t)i * es, m, vb);
+        }
+        continue;
+      }
+      for (int k = 0; k < step; ++k) {
+        const kbd_coord ck = k ? kbd_tile_coord(s, tid, i + k) : c;
+        const long long er = r0 + ck.row, ec = c0 + ck.col;
+        char *me = mem + (er * ld + ec) * es;
+        const int in = er >= 0 && er < nrows && ec >= 0 && ec < ncols;
+        char *fe = f + (size_t)(i + k) * es;
+        if (store) {
+          if (in) kbd_chunk_copy_out(me, fe, es);
+        } else if (in) {
+#if KBD_MODE_CPU
+          if (is_smem && kbd_cpu_is_poison(me, (size_t)es))
+            kbd_cpu_fault(KBD_ERR_POISON, file, line,
+                          "%s reads never-written shared memory at tile element (%d, %d), byte offset %lld", what,
+                          ck.row, ck.col, (long long)(me - (char *)kbd_cpu_cur->cta->smem));
+#endif
+          kbd_chunk_copy_in(fe, me, es);
+        } else {
+          memset(fe, 0, (size_t)es);
+        }
+      }
+    }
+  }
+}
+
+#define KBD__PTR_MATCHES(t, p) (void)sizeof((p) == &(t).v[0][0])
+#define KBD__1D_ONLY(t)                                                                                          \
+  KBD_STATIC_ASSERT(KBD_ROWS(t) == 1, "kbd: kbd_load/kbd_store are for 1 x N tiles; use kbd_load2d/kbd_store2d")
+
+#define KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, store, smem)                                                   \
+  kbd_tile_move(KBD__SHAPE(t), (t).v, (char *)(p), (long long)(nrows), (long long)(ncols), (long long)(ld),      \
+                (long long)(r0), (long long)(c0), store, smem, __FILE__, __LINE__)
+
+#define kbd_load(t, p, n, start)                                                                                 \
+  do {                                                                                                           \
+    KBD__1D_ONLY(t);                                                                                             \
+    KBD__PTR_MATCHES(t, p);                                                                                      \
+    KBD__MOVE(t, p, 1, n, n, 0, start, 0, 0);                                                                    \
+  } while (0)
+#define kbd_store(t, p, n, start)                                                                                \
+  do {                                                                                                           \
+    KBD__1D_ONLY(t);                                                                                             \
+    KBD__PTR_MATCHES(t, p);                                                                                      \
+    KBD__MOVE(t, p, 1, n, n, 0, start, 1, 0);                                                                    \
+  } while (0)
+#define kbd_load2d(t, p, nrows, ncols, ld, r0, c0)                                                               \
+  do {                                                                                                           \
+    KBD__PTR_MATCHES(t, p);                                                                                      \
+    KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 0, 0);                                                             \
+  } while (0)
+#define kbd_store2d(t, p, nrows, ncols, ld, r0, c0)                                                              \
+  do {                                                                                                           \
+    KBD__PTR_MATCHES(t, p);                                                                                      \
+    KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 1, 0);                                                             \
+  } while (0)
+#define kbd_load_smem(t, s, ld)                                                                                  \
+  do {                                                                                                           \
+    KBD__PTR_MATCHES(t, s);                                                                                      \
+    KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 0, 1);                                                   \
+  } while (0)
+#define kbd_store_smem(t, s, ld)                                                                                 \
+  do {                                                                                                           \
+    KBD__PTR_MATCHES(t, s);                                                                                      \
+    KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 1, 1);                                                   \
+  } while (0)
+
+#endif /* KBD_TILE_IO_H */

@@ -1,0 +1,216 @@
+/* kbd/tile_ops.h - elementwise tile operations, destination first.
+ *
+ *   kbd_add(d, a, b)  kbd_sub  kbd_mul  kbd_div  kbd_min  kbd_max       d = a op b
+ *   kbd_add_s(d, a, s) ... kbd_max_s                                     d = a op scalar s
+ *   kbd_fma(d, a, b, c)                                                  d = a*b + c, one rounding
+ *   kbd_neg kbd_abs kbd_exp kbd_exp2 kbd_log kbd_sqrt kbd_rsqrt
+ *   kbd_tanh kbd_sigmoid kbd_gelu (d, a)                                 d = f(a)
+ *   kbd_fill(d, s)  kbd_zero(d)  kbd_convert(d, a) (any dtype to any dtype)
+ *
+ * Operands share shape, scope and layout (checked at compile time); dtypes may differ. Float tiles
+ * compute in f32 and round once into the destination dtype (f16/bf16/fp8 arithmetic is f32 arithmetic
+ * plus a conversion, as on the GPU without packed-half instructions). i32 tiles compute in 32-bit
+ * two's complement with wrap-around; float-only ops on an i32 destination are compile-time errors.
+ * Cost: one instruction (plus conversions) per element per thread; no memory traffic, no barriers.
+ *
+ * Math functions: CPU uses libm (expf, logf, ...), the GPU its CUDA math library equivalents; both are
+ * within 2 ulp, not bit-identical (rsqrt on the GPU is rsqrt.approx.f32). gelu is the exact erf form
+ * 0.5*x*(1 + erf(x/sqrt(2))); sigmoid is 1/(1 + exp(-x)).
+ */
+#ifndef KBD_TILE_OPS_H
+#define KBD_TILE_OPS_H
+
+#include <math.h>
+
+#include "tile_core.h"
+
+enum {
+  KBD_OP_ADD = 1,
+  KBD_OP_SUB,
+  KBD_OP_MUL,
+  KBD_OP_DIV,
+  KBD_OP_MIN,
+  KBD_OP_MAX,
+  KBD_OP_NEG,
+  KBD_OP_ABS,
+  KBD_OP_EXP,
+  KBD_OP_EXP2,
+  KBD_OP_LOG,
+  KBD_OP_SQRT,
+  KBD_OP_RSQRT,
+  KBD_OP_TANH,
+  KBD_OP_SIGMOID,
+  KBD_OP_GELU,
+  KBD_OP_COPY
+};
+
+KBD_TILE_FN float kbd_f32_binop(int op, float x, float y) {
+  switch (op) {
+  case KBD_OP_ADD: return x + y;
+  case KBD_OP_SUB: return x - y;
+  case KBD_OP_MUL: return x * y;
+  case KBD_OP_DIV: return x / y;
+  case KBD_OP_MIN: return fminf(x, y);
+  case KBD_OP_MAX: return fmaxf(x, y);
+  default: return x;
+  }
+}
+
+KBD_TILE_FN float kbd_f32_unop(int op, float x) {
+  switch (op) {
+  case KBD_OP_NEG: return -x;
+  case KBD_OP_ABS: return fabsf(x);
+  case KBD_OP_EXP: return expf(x);
+  case KBD_OP_EXP2: return exp2f(x);
+  case KBD_OP_LOG: return logf(x);
+  case KBD_OP_SQRT: return sqrtf(x);
+#if KBD_MODE_CUDA
+  case KBD_OP_RSQRT: return rsqrtf(x);
+#else
+  case KBD_OP_RSQRT: return 1.0f / sqrtf(x);
+#endif
+  case KBD_OP_TANH: return tanhf(x);
+  case KBD_OP_SIGMOID: return 1.0f / (1.0f + expf(-x));
+  case KBD_OP_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  default: return x;
+  }
+}
+
+/* 32-bit integer ops wrap (computed on uint32_t: no C undefined behaviour, same bits as PTX add/mul.lo). */
+KBD_TILE_FN int32_t kbd_i32_binop(int op, int32_t x, int32_t y, const char *file, int line) {
+  switch (op) {
+  case KBD_OP_ADD: return (int32_t)((uint32_t)x + (uint32_t)y);
+  case KBD_OP_SUB: return (int32_t)((uint32_t)x - (uint32_t)y);
+  case KBD_OP_MUL: return (int32_t)((uint32_t)x * (uint32_t)y);
+  case KBD_OP_DIV:
+#if KBD_MODE_CPU
+    /* PTX div.s32 by zero gives an unspecified value: report it instead of returning one. */
+    if (y == 0) kbd_cpu_fault(KBD_ERR_KERNEL, file, line, "kbd_div: integer division by zero");
+#endif
+    (void)file;
+    (void)line;
+    if (y == -1) return (int32_t)(0u - (uint32_t)x); /* INT_MIN / -1 wraps to INT_MIN, no host trap */
+    return x / y;
+  case KBD_OP_MIN: return x < y ? x : y;
+  case KBD_OP_MAX: return x > y ? x : y;
+  default: return x;
+  }
+}
+
+KBD_TILE_FN int32_t kbd_i32_unop(int op, int32_t x) {
+  switch (op) {
+  case KBD_OP_NEG: return (int32_t)(0u - (uint32_t)x);
+  case KBD_OP_ABS: return x < 0 ? (int32_t)(0u - (uint32_t)x) : x;
+  default: return x;
+  }
+}
+
+/* d[k] = a[k] op b[k] over the n = lanes*npt fragment elements (b == NULL: scalar s instead). */
+KBD_TILE_FN void kbd_tile_binop(void *d, int dd, const void *a, int da, const void *b, int db, float s, int n,
+                                int op, const char *file, int line) {
+  const int ed = KBD_DT_SIZE(dd), ea = KBD_DT_SIZE(da), eb = KBD_DT_SIZE(db);
+  KBD_UNROLL for (int k = 0; k < n; ++k) {
+    void *pd = (char *)d + (size_t)k * ed;
+    const void *pa = (const char *)a + (size_t)k * ea;
+    if (KBD_DT_IS_FLOAT(dd)) {
+      const float y = b ? kbd_dt_load_f32((const char *)b + (size_t)k * eb, db) : s;
+      kbd_dt_store_f32(pd, dd, kbd_f32_binop(op, kbd_dt_load_f32(pa, da), y));
+    } else {
+      const int32_t y = b ? kbd_dt_load_i32((const char *)b + (size_t)k * eb, db) : kbd_f32_to_i32(s);
+      kbd_dt_store_i32(pd, dd, kbd_i32_binop(op, kbd_dt_load_i32(pa, da), y, file, line));
+    }
+  }
+}
+
+KBD_TILE_FN void kbd_tile_unop(void *d, int dd, const void *a, int da, int n, int op) {
+  const int ed = KBD_DT_SIZE(dd), ea = KBD_DT_SIZE(da);
+  KBD_UNROLL for (int k = 0; k < n; ++k) {
+    void *pd = (char *)d + (size_t)k * ed;
+    const void *pa = (const char *)a + (size_t)k * ea;
+    if (KBD_DT_IS_FLOAT(dd))
+      kbd_dt_store_f32(pd, dd, kbd_f32_unop(op, kbd_dt_load_f32(pa, da)));
+    else
+      kbd_dt_store_i32(pd, dd, kbd_i32_unop(op, kbd_dt_load_i32(pa, da)));
+  }
+}
+
+KBD_TILE_FN void kbd_tile_fma(void *d, int dd, const void *a, int da, const void *b, int db, const void *c, int dc,
+                              int n) {
+  KBD_UNROLL for (int k = 0; k < n; ++k)
+    kbd_dt_store_f32((char *)d + (size_t)k * KBD_DT_SIZE(dd), dd,
+                     fmaf(kbd_dt_load_f32((const char *)a + (size_t)k * KBD_DT_SIZE(da), da),
+                          kbd_dt_load_f32((const char *)b + (size_t)k * KBD_DT_SIZE(db), db),
+                          kbd_dt_load_f32((const char *)c + (size_t)k * KBD_DT_SIZE(dc), dc)));
+}
+
+#define KBD__N(t) (KBD_LANES_HELD * KBD_NPT(t))
+#define KBD__FLOAT_ONLY(d, opname)                                                                               \
+  KBD_STATIC_ASSERT(KBD_DT_IS_FLOAT(KBD_DTYPE(d)), "kbd: " opname " needs a floating-point destination tile "    \
+                                                   "(f32, f16, bf16, e4m3, e5m2), not i32")
+
+#define KBD__BIN(d, a, b, op)                                                                                    \
+  do {                                                                                                           \
+    KBD__SAME_SHAPE(d, a);                                                                                       \
+    KBD__SAME_SHAPE(d, b);                                                                                       \
+    kbd_tile_binop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), (b).v, KBD_DTYPE(b), 0.0f, KBD__N(d), op, __FILE__,  \
+                   __LINE__);                                                                                    \
+  } while (0)
+#define KBD__BIN_S(d, a, s, op)                                                                                  \
+  do {                                                                                                           \
+    KBD__SAME_SHAPE(d, a);                                                                                       \
+    kbd_tile_binop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), NULL, KBD_DTYPE(a), (float)(s), KBD__N(d), op,      \
+                   __FILE__, __LINE__);                                                                          \
+  } while (0)
+#define KBD__UN(d, a, op)                                                                                        \
+  do {                                                                                                           \
+    KBD__SAME_SHAPE(d, a);                                                                                       \
+    kbd_tile_unop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), KBD__N(d), op);                                      \
+  } while (0)
+#define KBD__UNF(d, a, op, name)                                                                                 \
+  do {                                                                                                           \
+    KBD__FLOAT_ONLY(d, name);                                                                                    \
+    KBD__UN(d, a, op);                                                                                           \
+  } while (0)
+
+#define kbd_add(d, a, b) KBD__BIN(d, a, b, KBD_OP_ADD)
+#define kbd_sub(d, a, b) KBD__BIN(d, a, b, KBD_OP_SUB)
+#define kbd_mul(d, a, b) KBD__BIN(d, a, b, KBD_OP_MUL)
+#define kbd_div(d, a, b) KBD__BIN(d, a, b, KBD_OP_DIV)
+#define kbd_min(d, a, b) KBD__BIN(d, a, b, KBD_OP_MIN)
+#define kbd_max(d, a, b) KBD__BIN(d, a, b, KBD_OP_MAX)
+#define kbd_add_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_ADD)
+#define kbd_sub_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_SUB)
+#define kbd_mul_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_MUL)
+#define kbd_div_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_DIV)
+#define kbd_min_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_MIN)
+#define kbd_max_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_MAX)
+#define kbd_neg(d, a) KBD__UN(d, a, KBD_OP_NEG)
+#define kbd_abs(d, a) KBD__UN(d, a, KBD_OP_ABS)
+#define kbd_exp(d, a) KBD__UNF(d, a, KBD_OP_EXP, "kbd_exp")
+#define kbd_exp2(d, a) KBD__UNF(d, a, KBD_OP_EXP2, "kbd_exp2")
+#define kbd_log(d, a) KBD__UNF(d, a, KBD_OP_LOG, "kbd_log")
+#define kbd_sqrt(d, a) KBD__UNF(d, a, KBD_OP_SQRT, "kbd_sqrt")
+#define kbd_rsqrt(d, a) KBD__UNF(d, a, KBD_OP_RSQRT, "kbd_rsqrt")
+#define kbd_tanh(d, a) KBD__UNF(d, a, KBD_OP_TANH, "kbd_tanh")
+#define kbd_sigmoid(d, a) KBD__UNF(d, a, KBD_OP_SIGMOID, "kbd_sigmoid")
+#define kbd_gelu(d, a) KBD__UNF(d, a, KBD_OP_GELU, "kbd_gelu")
+#define kbd_convert(d, a) KBD__UN(d, a, KBD_OP_COPY)
+
+#define kbd_fma(d, a, b, c)                                                                                      \
+  do {                                                                                                           \
+    KBD__FLOAT_ONLY(d, "kbd_fma");                                                                               \
+    KBD__SAME_SHAPE(d, a);                                                                                       \
+    KBD__SAME_SHAPE(d, b);                                                                                       \
+    KBD__SAME_SHAPE(d, c);                                                                                       \
+    kbd_tile_fma((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), (b).v, KBD_DTYPE(b), (c).v, KBD_DTYPE(c), KBD__N(d)); \
+  } while (0)
+
+/* d = s everywhere (s converted to d's dtype: RNE for floats, saturating RNE for i32). */
+#define kbd_fill(d, s)                                                                                           \
+  do {                                                                                                           \
+    const float kbd_fs_ = (float)(s);                                                                            \
+    KBD__FOR_FRAG(d, kbd_fl_, kbd_fi_) kbd_dt_store_f32(&(d).v[kbd_fl_][kbd_fi_], KBD_DTYPE(d), kbd_fs_);        \
+  } while (0)
+#define kbd_zero(d) memset((d).v, 0, sizeof((d).v))
+
+#endif /* KBD_TILE_OPS_H */

@@ -1,0 +1,25 @@
+/* tests/layout/layout_reject.c - compiled (never linked) by the layout_reject_<n> tests: case n must stop
+ * the compiler with the named layout's rule as the message; case 0 is the control and must compile. */
+#include "kbd/layout.h"
+
+#if KBD_REJECT_CASE == 0
+KBD_LAYOUT_ASSERT_SHAPE(WGMMA_ACC, 64, 256, 128, 1);
+KBD_LAYOUT_ASSERT_SHAPE(ROW, 32, 64, 128, 4);
+KBD_LAYOUT_ASSERT_SHAPE(MMA_A, 32, 32, 32, 1);
+KBD_LAYOUT_ASSERT_SHAPE(MMA_B, 32, 16, 32, 1);
+KBD_LAYOUT_ASSERT_SHAPE(MMA_C, 32, 16, 32, 1);
+#elif KBD_REJECT_CASE == 1
+KBD_LAYOUT_ASSERT_SHAPE(WGMMA_ACC, 64, 260, 128, 1); /* N not a multiple of 8, > 256 */
+#elif KBD_REJECT_CASE == 2
+KBD_LAYOUT_ASSERT_SHAPE(WGMMA_ACC, 48, 64, 128, 1); /* M not a multiple of 64 */
+#elif KBD_REJECT_CASE == 3
+KBD_LAYOUT_ASSERT_SHAPE(ROW, 4, 6, 32, 4); /* vec does not divide C */
+#elif KBD_REJECT_CASE == 4
+KBD_LAYOUT_ASSERT_SHAPE(MMA_A, 16, 8, 32, 1); /* K not a multiple of 16 */
+#elif KBD_REJECT_CASE == 5
+KBD_LAYOUT_ASSERT_SHAPE(MMA_B, 8, 8, 32, 1); /* K not a multiple of 16 */
+#elif KBD_REJECT_CASE == 6
+KBD_LAYOUT_ASSERT_SHAPE(MMA_C, 16, 8, 128, 1); /* a warpgroup cannot own an mma.sync fragment */
+#endif
+
+int kbd_layout_reject_unit;
