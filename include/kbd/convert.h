@@ -21,8 +21,8 @@
 #ifndef KBD_CONVERT_H
 #define KBD_CONVERT_H
 
-#include "types.h"
 #include "ptx/cvt.h"
+#include "types.h"
 
 /* The fp8 cvt forms need sm_89, bf16 sm_80; below that the device pass uses the software path. */
 #define KBD_CVT_PTX_FP8 0
@@ -170,7 +170,7 @@ KBD_HD uint8_t kbd_cvt_sw_f32_to_fp8_(float x, int mb, int bias, uint32_t maxcod
      * by 151-bias-mb-e. From shift 25 on the value is below half the unit and rounds to zero
      * (f32 subnormals included); at shift 24 a tie at half the unit also goes to even zero. */
     uint32_t s = (uint32_t)(151 - bias - mb) - e;
-    mag = s > 25u ? 0u : kbd_cvt_rne_shift_((a & 0x7fffffu) | 0x800000u, (int)s);
+    mag = s >= 25u ? 0u : kbd_cvt_rne_shift_((a & 0x7fffffu) | 0x800000u, (int)s);
   }
   if (mag > maxcode) {
     mag = maxcode;

@@ -53,48 +53,48 @@ typedef struct kbd_coord {
  * evaluated several times. Divisors are guarded so that illegal inputs (0, negative) give 0 rather
  * than a division by zero inside a constant expression. */
 #define KBD_LAYOUT_NZ_(x) ((x) > 0 ? (x) : 1)
-#define KBD_LAYOUT_DIMS_OK_(rows, cols)                                                                 \
-  ((rows) >= 1 && (cols) >= 1 && (rows) <= KBD_LAYOUT_MAX_ELEMS && (cols) <= KBD_LAYOUT_MAX_ELEMS && \
+#define KBD_LAYOUT_DIMS_OK_(rows, cols)                                                                                \
+  ((rows) >= 1 && (cols) >= 1 && (rows) <= KBD_LAYOUT_MAX_ELEMS && (cols) <= KBD_LAYOUT_MAX_ELEMS &&                   \
    (long long)(rows) * (long long)(cols) <= (long long)KBD_LAYOUT_MAX_ELEMS)
 
 /* ROW: vec is the number of elements one thread moves per vector access. PTX vector loads/stores
  * move at most 16 bytes (ld.v4.b32), so with 1-byte elements vec <= 16, and only powers of two.
  * vec | C keeps every vector inside one row (one contiguous, vec-aligned run of a row-major tile);
  * nthreads*vec | R*C makes every thread hold the same number of whole vectors. */
-#define KBD_LAYOUT_ROW_OK(rows, cols, nthreads, vec)                                                       \
-  (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) >= 1 && (nthreads) <= KBD_MAX_BLOCK_THREADS &&           \
-   ((vec) == 1 || (vec) == 2 || (vec) == 4 || (vec) == 8 || (vec) == 16) &&                                \
-   (cols) % KBD_LAYOUT_NZ_(vec) == 0 &&                                                                    \
+#define KBD_LAYOUT_ROW_OK(rows, cols, nthreads, vec)                                                                   \
+  (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) >= 1 && (nthreads) <= KBD_MAX_BLOCK_THREADS &&                        \
+   ((vec) == 1 || (vec) == 2 || (vec) == 4 || (vec) == 8 || (vec) == 16) &&                                            \
+   (cols) % KBD_LAYOUT_NZ_(vec) == 0 &&                                                                                \
    (long long)(rows) * (long long)(cols) % ((long long)KBD_LAYOUT_NZ_(nthreads) * KBD_LAYOUT_NZ_(vec)) == 0)
 /* WGMMA_ACC: M is always 64 per instruction and N is 8..256 step 8 (PTX shape table); taller tiles
  * are several accumulators stacked in 64-row blocks. The instruction is issued by a warpgroup. */
-#define KBD_LAYOUT_WGMMA_ACC_OK(rows, cols, nthreads, vec)                                                      \
-  (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) == KBD_WARPGROUP_SIZE && (rows) % 64 == 0 &&             \
+#define KBD_LAYOUT_WGMMA_ACC_OK(rows, cols, nthreads, vec)                                                             \
+  (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) == KBD_WARPGROUP_SIZE && (rows) % 64 == 0 &&                          \
    (cols) % 8 == 0 && (cols) >= 8 && (cols) <= 256)
 /* mma.sync fragments: a warp-wide instruction; A blocks are 16x16 (M x K), B 16x8 (K x N), C 16x8.
  * The fixed layouts take vec only so that every KBD_LAYOUT_<NAME>_OK has the same arguments. */
-#define KBD_LAYOUT_MMA_A_OK(rows, cols, nthreads, vec)                                                          \
+#define KBD_LAYOUT_MMA_A_OK(rows, cols, nthreads, vec)                                                                 \
   (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) == KBD_WARP_SIZE && (rows) % 16 == 0 && (cols) % 16 == 0)
-#define KBD_LAYOUT_MMA_B_OK(rows, cols, nthreads, vec)                                                          \
+#define KBD_LAYOUT_MMA_B_OK(rows, cols, nthreads, vec)                                                                 \
   (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) == KBD_WARP_SIZE && (rows) % 16 == 0 && (cols) % 8 == 0)
-#define KBD_LAYOUT_MMA_C_OK(rows, cols, nthreads, vec)                                                          \
+#define KBD_LAYOUT_MMA_C_OK(rows, cols, nthreads, vec)                                                                 \
   (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) == KBD_WARP_SIZE && (rows) % 16 == 0 && (cols) % 8 == 0)
 
-/* 1 if (rows, cols, nthreads, vec) is a legal shape for `layout`, else 0 (always exactly 0 or 1). vec only matters for ROW
- * (the fixed MMA/WGMMA layouts ignore it; pass 1). An unknown layout id gives 0. */
-#define KBD_LAYOUT_SHAPE_OK(layout, rows, cols, nthreads, vec)                                             \
-  ((layout) == KBD_LAYOUT_ROW         ? KBD_LAYOUT_ROW_OK(rows, cols, nthreads, vec)                       \
-   : (layout) == KBD_LAYOUT_WGMMA_ACC ? KBD_LAYOUT_WGMMA_ACC_OK(rows, cols, nthreads, vec)                      \
-   : (layout) == KBD_LAYOUT_MMA_A     ? KBD_LAYOUT_MMA_A_OK(rows, cols, nthreads, vec)                          \
-   : (layout) == KBD_LAYOUT_MMA_B     ? KBD_LAYOUT_MMA_B_OK(rows, cols, nthreads, vec)                          \
-   : (layout) == KBD_LAYOUT_MMA_C     ? KBD_LAYOUT_MMA_C_OK(rows, cols, nthreads, vec)                          \
+/* 1 if (rows, cols, nthreads, vec) is a legal shape for `layout`, else 0 (always exactly 0 or 1).
+ * vec only matters for ROW (the fixed MMA/WGMMA layouts ignore it; pass 1). Unknown layout id: 0. */
+#define KBD_LAYOUT_SHAPE_OK(layout, rows, cols, nthreads, vec)                                                         \
+  ((layout) == KBD_LAYOUT_ROW         ? KBD_LAYOUT_ROW_OK(rows, cols, nthreads, vec)                                   \
+   : (layout) == KBD_LAYOUT_WGMMA_ACC ? KBD_LAYOUT_WGMMA_ACC_OK(rows, cols, nthreads, vec)                             \
+   : (layout) == KBD_LAYOUT_MMA_A     ? KBD_LAYOUT_MMA_A_OK(rows, cols, nthreads, vec)                                 \
+   : (layout) == KBD_LAYOUT_MMA_B     ? KBD_LAYOUT_MMA_B_OK(rows, cols, nthreads, vec)                                 \
+   : (layout) == KBD_LAYOUT_MMA_C     ? KBD_LAYOUT_MMA_C_OK(rows, cols, nthreads, vec)                                 \
                                       : 0)
 
 /* Messages naming each rule, for the static assertions of the tile macros. */
-#define KBD_LAYOUT_RULE_ROW                                                                                \
-  "kbd: ROW tiles are R x C (R*C <= 2^20) owned by 1..1024 threads, with vec in {1,2,4,8,16} dividing C " \
+#define KBD_LAYOUT_RULE_ROW                                                                                            \
+  "kbd: ROW tiles are R x C (R*C <= 2^20) owned by 1..1024 threads, with vec in {1,2,4,8,16} dividing C "              \
   "and R*C a multiple of nthreads*vec"
-#define KBD_LAYOUT_RULE_WGMMA_ACC                                                                          \
+#define KBD_LAYOUT_RULE_WGMMA_ACC                                                                                      \
   "kbd: WGMMA_ACC tiles are (64*m) x N with N a multiple of 8 in 8..256, owned by a warpgroup (128 threads)"
 #define KBD_LAYOUT_RULE_MMA_A "kbd: MMA_A tiles are (16*m) x (16*k) (M x K), owned by a warp (32 threads)"
 #define KBD_LAYOUT_RULE_MMA_B "kbd: MMA_B tiles are (16*k) x (8*n) (K x N), owned by a warp (32 threads)"
@@ -103,22 +103,39 @@ typedef struct kbd_coord {
 /* Static check of a shape against a layout given by NAME (ROW, WGMMA_ACC, MMA_A, MMA_B, MMA_C),
  * failing with that layout's rule as the message. A declaration: file or block scope. It tests the
  * one layout's rule only, so compilers that print the failed condition print a short one. */
-#define KBD_LAYOUT_ASSERT_SHAPE(NAME, rows, cols, nthreads, vec)                                           \
+#define KBD_LAYOUT_ASSERT_SHAPE(NAME, rows, cols, nthreads, vec)                                                       \
   KBD_STATIC_ASSERT(KBD_LAYOUT_##NAME##_OK(rows, cols, nthreads, vec), KBD_LAYOUT_RULE_##NAME)
+
+/* The same, for a layout given as an integer id (a tile macro's parameter, where NAME cannot be
+ * pasted): one assertion per layout, so the failing one carries that layout's rule as its message.
+ * A sequence of declarations, usable at file/block scope and inside a struct (C11 and C++ allow a
+ * static assertion as a member declaration). */
+#define KBD_LAYOUT_STATIC_CHECK(layout, rows, cols, nthreads, vec)                                                     \
+  KBD_STATIC_ASSERT((layout) >= KBD_LAYOUT_ROW && (layout) <= KBD_LAYOUT_MMA_C,                                        \
+                    "kbd: unknown layout id (use KBD_LAYOUT_ROW, _WGMMA_ACC, _MMA_A, _MMA_B or _MMA_C)");              \
+  KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_ROW || KBD_LAYOUT_ROW_OK(rows, cols, nthreads, vec), KBD_LAYOUT_RULE_ROW);  \
+  KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_WGMMA_ACC || KBD_LAYOUT_WGMMA_ACC_OK(rows, cols, nthreads, vec),            \
+                    KBD_LAYOUT_RULE_WGMMA_ACC);                                                                        \
+  KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_MMA_A || KBD_LAYOUT_MMA_A_OK(rows, cols, nthreads, vec),                    \
+                    KBD_LAYOUT_RULE_MMA_A);                                                                            \
+  KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_MMA_B || KBD_LAYOUT_MMA_B_OK(rows, cols, nthreads, vec),                    \
+                    KBD_LAYOUT_RULE_MMA_B);                                                                            \
+  KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_MMA_C || KBD_LAYOUT_MMA_C_OK(rows, cols, nthreads, vec),                    \
+                    KBD_LAYOUT_RULE_MMA_C)
 
 /* Threads that own a tile of `layout`: fixed by the instruction for MMA (a warp) and WGMMA (a
  * warpgroup), the caller's choice for ROW; 0 for an unknown id. */
-#define KBD_LAYOUT_THREADS(layout, nthreads)                                                               \
-  ((layout) == KBD_LAYOUT_ROW         ? (nthreads)                                                         \
-   : (layout) == KBD_LAYOUT_WGMMA_ACC ? KBD_WARPGROUP_SIZE                                                 \
-   : (layout) == KBD_LAYOUT_MMA_A || (layout) == KBD_LAYOUT_MMA_B || (layout) == KBD_LAYOUT_MMA_C          \
-       ? KBD_WARP_SIZE                                                                                     \
+#define KBD_LAYOUT_THREADS(layout, nthreads)                                                                           \
+  ((layout) == KBD_LAYOUT_ROW         ? (nthreads)                                                                     \
+   : (layout) == KBD_LAYOUT_WGMMA_ACC ? KBD_WARPGROUP_SIZE                                                             \
+   : (layout) == KBD_LAYOUT_MMA_A || (layout) == KBD_LAYOUT_MMA_B || (layout) == KBD_LAYOUT_MMA_C                      \
+       ? KBD_WARP_SIZE                                                                                                 \
        : 0)
 /* Elements per thread (constant expression: the size of a tile's register array). Meaningful for
  * shapes accepted by KBD_LAYOUT_SHAPE_OK; 0 for an unknown layout id. */
-#define KBD_LAYOUT_NPT(layout, rows, cols, nthreads)                                                       \
-  (KBD_LAYOUT_THREADS(layout, nthreads) > 0                                                                \
-       ? (int)((long long)(rows) * (long long)(cols) / KBD_LAYOUT_NZ_(KBD_LAYOUT_THREADS(layout, nthreads))) \
+#define KBD_LAYOUT_NPT(layout, rows, cols, nthreads)                                                                   \
+  (KBD_LAYOUT_THREADS(layout, nthreads) > 0                                                                            \
+       ? (int)((long long)(rows) * (long long)(cols) / KBD_LAYOUT_NZ_(KBD_LAYOUT_THREADS(layout, nthreads)))           \
        : 0)
 
 /* ---- per-layout maps ------------------------------------------------------------------------ */

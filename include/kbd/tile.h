@@ -22,6 +22,7 @@
 #include "types.h"
 
 #if KBD_MODE_CPU || KBD_MODE_CUDA
+#include "atomic.h"
 #include "smem.h"
 #include "sync.h"
 #include "tile_core.h"

@@ -8,6 +8,14 @@ KBD_LAYOUT_ASSERT_SHAPE(ROW, 32, 64, 128, 4);
 KBD_LAYOUT_ASSERT_SHAPE(MMA_A, 32, 32, 32, 1);
 KBD_LAYOUT_ASSERT_SHAPE(MMA_B, 32, 16, 32, 1);
 KBD_LAYOUT_ASSERT_SHAPE(MMA_C, 32, 16, 32, 1);
+KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_ROW, 1, 1024, 256, 4);
+struct legal_tile {
+  KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_WGMMA_ACC, 128, 96, 128, 1);
+  KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_MMA_A, 16, 16, 32, 1);
+  KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_MMA_B, 16, 8, 32, 1);
+  KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_MMA_C, 16, 8, 32, 1);
+  int v;
+};
 #elif KBD_REJECT_CASE == 1
 KBD_LAYOUT_ASSERT_SHAPE(WGMMA_ACC, 64, 260, 128, 1); /* N not a multiple of 8, > 256 */
 #elif KBD_REJECT_CASE == 2
@@ -20,6 +28,15 @@ KBD_LAYOUT_ASSERT_SHAPE(MMA_A, 16, 8, 32, 1); /* K not a multiple of 16 */
 KBD_LAYOUT_ASSERT_SHAPE(MMA_B, 8, 8, 32, 1); /* K not a multiple of 16 */
 #elif KBD_REJECT_CASE == 6
 KBD_LAYOUT_ASSERT_SHAPE(MMA_C, 16, 8, 128, 1); /* a warpgroup cannot own an mma.sync fragment */
+#elif KBD_REJECT_CASE == 7
+KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_WGMMA_ACC, 64, 260, 128, 1); /* id form, file scope */
+#elif KBD_REJECT_CASE == 8
+struct bad_tile { /* id form inside a struct, as a tile type declares it */
+  KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_MMA_A, 16, 8, 32, 1);
+  int v;
+};
+#elif KBD_REJECT_CASE == 9
+KBD_LAYOUT_STATIC_CHECK(9, 64, 64, 128, 1); /* unknown layout id */
 #endif
 
 int kbd_layout_reject_unit;

@@ -41,10 +41,20 @@ KBD_STATIC_ASSERT(KBD_LAYOUT_NPT(KBD_LAYOUT_MMA_C, 16, 8, 32) == 4, "c0..c3");
 KBD_STATIC_ASSERT(KBD_LAYOUT_NPT(KBD_LAYOUT_ROW, 1, 1024, 256) == 4, "1x1024 over 256 threads");
 KBD_STATIC_ASSERT(KBD_LAYOUT_NPT(7, 16, 16, 32) == 0, "unknown layout id has no elements");
 
+/* The id-driven form the tile macros can use: file scope, and inside a struct like a tile type. */
+KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_WGMMA_ACC, 64, 64, 128, 1);
+KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_ROW, 16, 64, 128, 8);
+typedef struct probe_tile {
+  KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_MMA_C, 32, 16, KBD_WARP_SIZE, 1);
+  float v[KBD_LAYOUT_NPT(KBD_LAYOUT_MMA_C, 32, 16, KBD_WARP_SIZE)];
+} probe_tile;
+KBD_STATIC_ASSERT(sizeof(probe_tile) == 16 * sizeof(float), "32x16 MMA_C: 4 blocks x 4 registers per lane");
+
 static void test_static_assert_block_scope(void **state) {
   (void)state;
   /* How the tile macros use it: a block-scope check plus an array sized by the layout. */
   KBD_LAYOUT_ASSERT_SHAPE(WGMMA_ACC, 64, 128, KBD_WARPGROUP_SIZE, 1);
+  KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_MMA_B, 32, 16, KBD_WARP_SIZE, 1);
   float acc[KBD_LAYOUT_NPT(KBD_LAYOUT_WGMMA_ACC, 64, 128, KBD_WARPGROUP_SIZE)];
   KBD_STATIC_ASSERT(sizeof acc == 64 * sizeof(float), "m64n128 f32 accumulator = 64 registers per thread");
   acc[0] = 1.0f;
@@ -64,12 +74,12 @@ static const char *layout_name(int layout) {
   }
 }
 
-#define CHECK(cond, ...)                                                                                   \
-  do {                                                                                                     \
-    if (!(cond)) {                                                                                         \
-      print_error("%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                                \
-      fail_msg(__VA_ARGS__);                                                                               \
-    }                                                                                                      \
+#define CHECK(cond, ...)                                                                                               \
+  do {                                                                                                                 \
+    if (!(cond)) {                                                                                                     \
+      print_error("%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                                             \
+      fail_msg(__VA_ARGS__);                                                                                           \
+    }                                                                                                                  \
   } while (0)
 
 /* One hit counter per tile element, big enough for the largest tile tested. */

@@ -19,6 +19,11 @@ KBD_LAYOUT_ASSERT_SHAPE(ROW, 128, 64, 128, 8);
 static_assert(!KBD_LAYOUT_SHAPE_OK(KBD_LAYOUT_WGMMA_ACC, 64, 260, 128, 1), "N = 260 must be rejected");
 static_assert(!KBD_LAYOUT_SHAPE_OK(KBD_LAYOUT_MMA_B, 16, 8, 0, 0), "degenerate owner must be rejected");
 static_assert(KBD_LAYOUT_NPT(KBD_LAYOUT_ROW, 128, 64, 128) == 64, "128x64 over 128 threads");
+struct probe_tile {
+  KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_MMA_A, 32, 32, 32, 1);
+  float v[KBD_LAYOUT_NPT(KBD_LAYOUT_MMA_A, 32, 32, 32)];
+};
+static_assert(sizeof(probe_tile) == 32 * sizeof(float), "32x32 MMA_A: 4 blocks x 8 values per lane");
 
 static void test_cxx_maps(void **state) {
   (void)state;

@@ -28,6 +28,7 @@ extern "C" {
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include <kbd/convert.h>
@@ -113,7 +114,7 @@ struct Mismatches {
   void check(uint32_t in, uint32_t got, uint32_t want) {
     if (got != want) {
       if (count < kMaxReported) {
-        print_error("%s: input 0x%08x -> kbd 0x%08x, toolkit 0x%08x\n", what, in, got, want);
+        print_error("%s: input 0x%08x -> kbd 0x%08x, reference 0x%08x\n", what, in, got, want);
       }
       ++count;
     }
@@ -122,11 +123,12 @@ struct Mismatches {
 
 /* f32 inputs that every f32 -> narrow test sees besides the sweep. */
 std::vector<uint32_t> special_f32_inputs() {
+  /* zeros, f32 subnormals, around 1, the largest finite values, inf, then NaNs: quiet, signalling,
+   * and payloads that would survive a truncation to 16 or 8 bits */
   std::vector<uint32_t> v = {
       0x00000000u, 0x00000001u, 0x00000002u, 0x007fffffu, 0x00800000u, 0x00800001u, 0x3f800000u, 0x3f7fffffu,
-      0x3f800001u, 0x7f7fffffu, 0x7f7ffffeu, 0x7f000000u, 0x7f800000u, /* NaNs: quiet, signalling, payloads */
-      0x7fc00000u, 0x7fc00001u, 0x7fffffffu, 0x7f800001u, 0x7fa00000u, 0x7f802000u, 0x7fbfffffu, 0x7fe00000u,
-      0x7f801000u, 0x7fd55555u,
+      0x3f800001u, 0x7f7fffffu, 0x7f7ffffeu, 0x7f000000u, 0x7f800000u, 0x7fc00000u, 0x7fc00001u, 0x7fffffffu,
+      0x7f800001u, 0x7fa00000u, 0x7f802000u, 0x7fbfffffu, 0x7fe00000u, 0x7f801000u, 0x7fd55555u,
   };
   const size_t n = v.size();
   for (size_t i = 0; i < n; ++i) {
@@ -180,8 +182,27 @@ uint32_t dec_bf16(uint32_t c) { return ref_bf16_to_f32((uint16_t)c); }
 uint32_t dec_e4m3(uint32_t c) { return ref_e4m3_to_f32((uint8_t)c); }
 uint32_t dec_e5m2(uint32_t c) { return ref_e5m2_to_f32((uint8_t)c); }
 
-uint64_t check_f32_to(const char *what, F32To got, F32To want, const std::vector<uint32_t> &extra) {
+/* Biased f32 exponents [lo, hi] and `more`, as a list. */
+std::vector<uint32_t> exps(uint32_t lo, uint32_t hi, std::initializer_list<uint32_t> more = {}) {
+  std::vector<uint32_t> v(more);
+  for (uint32_t e = lo; e <= hi; ++e) {
+    v.push_back(e);
+  }
+  return v;
+}
+
+/* `binades`: biased f32 exponents whose 2^23 positive patterns are all checked. These are the
+ * binades where the conversion's shift or special-casing changes (each subnormal-output binade, the
+ * first normal ones, the overflow ones); within any other binade the code path is the same. */
+uint64_t check_f32_to(const char *what, F32To got, F32To want, const std::vector<uint32_t> &extra,
+                      const std::vector<uint32_t> &binades) {
   Mismatches mm(what);
+  for (uint32_t e : binades) {
+    for (uint32_t m = 0; m < (1u << 23); ++m) {
+      uint32_t u = (e << 23) | m;
+      mm.check(u, got(from_bits(u)), want(from_bits(u)));
+    }
+  }
   for (uint64_t i = 0; i <= 0xffffffffu; i += kSweepStride) {
     float x = from_bits((uint32_t)i);
     mm.check((uint32_t)i, got(x), want(x));
@@ -267,39 +288,46 @@ void test_e5m2_all_patterns(void **state) {
 void test_f32_to_f16(void **state) {
   (void)state;
   assert_int_equal(check_f32_to("f32->f16", kbd_to_f16, ref_f32_to_f16,
-                                decision_points(ascending_finite(0x7bffu, dec_f16))),
+                                decision_points(ascending_finite(0x7bffu, dec_f16)),
+                                /* 2^-26 .. 2^-13 (underflow tie, subnormal outputs, first normals), 2^15 */
+                                exps(101, 114, {142})),
                    0);
 }
 
 void test_f32_to_bf16(void **state) {
   (void)state;
   assert_int_equal(check_f32_to("f32->bf16", kbd_to_bf16, ref_f32_to_bf16,
-                                decision_points(ascending_finite(0x7f7fu, dec_bf16))),
+                                decision_points(ascending_finite(0x7f7fu, dec_bf16)),
+                                /* f32 subnormals, 2^-126, 2^127 (overflow to inf) */
+                                {0u, 1u, 254u}),
                    0);
 }
 
 void test_f32_to_e4m3(void **state) {
   (void)state;
   assert_int_equal(check_f32_to("f32->e4m3", kbd_to_e4m3, ref_f32_to_e4m3,
-                                decision_points(ascending_finite(0x7eu, dec_e4m3))),
+                                decision_points(ascending_finite(0x7eu, dec_e4m3)),
+                                /* 2^-12 .. 2^-5, 2^8 (448 and the 464 tie), 2^9 (saturation) */
+                                exps(115, 122, {135, 136})),
                    0);
 }
 
 void test_f32_to_e5m2(void **state) {
   (void)state;
   assert_int_equal(check_f32_to("f32->e5m2", kbd_to_e5m2, ref_f32_to_e5m2,
-                                decision_points(ascending_finite(0x7bu, dec_e5m2))),
+                                decision_points(ascending_finite(0x7bu, dec_e5m2)),
+                                /* 2^-19 .. 2^-13, 2^15 (57344 and the 61440 threshold), 2^16 */
+                                exps(108, 114, {142, 143})),
                    0);
 }
 
 void test_f32_to_i32(void **state) {
   (void)state;
-  std::vector<uint32_t> extra = {
-      0x4f000000u, /* 2^31 */ 0xcf000000u, /* -2^31 */ 0x4effffffu, 0xceffffffu, 0x4f000001u, 0xcf000001u,
-      0x3f000000u, /* 0.5 */ 0xbf000000u, 0x3fc00000u, /* 1.5 */ 0xbfc00000u, 0x40200000u, /* 2.5 */
-      0xc0200000u, 0x4b000000u, /* 2^23 */ 0x4b7fffffu, 0x4b800000u, 0x3effffffu, 0x3f000001u,
-  };
-  /* Every representable k + 0.5 (|k + 0.5| < 2^23) and the floats on either side of it. */
+  /* +-2^31 and neighbours, +-0.5 / 1.5 / 2.5, 2^23 and 2^24 edges */
+  std::vector<uint32_t> extra = {0x4f000000u, 0xcf000000u, 0x4effffffu, 0xceffffffu, 0x4f000001u, 0xcf000001u,
+                                 0x3f000000u, 0xbf000000u, 0x3fc00000u, 0xbfc00000u, 0x40200000u, 0xc0200000u,
+                                 0x4b000000u, 0x4b7fffffu, 0x4b800000u, 0x3effffffu, 0x3f000001u};
+  /* Every representable k + 0.5 (|k + 0.5| < 2^23) and, for every 16th, the floats either side of it. */
   for (int64_t k = -(int64_t(1) << 23); k < (int64_t(1) << 23); ++k) {
     uint32_t u = bits((float)k + 0.5f);
     extra.push_back(u);
@@ -308,7 +336,8 @@ void test_f32_to_i32(void **state) {
       extra.push_back(u - 1);
     }
   }
-  assert_int_equal(check_f32_to("f32->i32", kbd_to_i32, ref_f32_to_i32, extra), 0);
+  /* 2^-2 .. 2^31: every shift of the integer rounding and the saturation binade */
+  assert_int_equal(check_f32_to("f32->i32", kbd_to_i32, ref_f32_to_i32, extra, exps(125, 158)), 0);
 }
 
 void test_i32_to_f32(void **state) {
@@ -318,8 +347,20 @@ void test_i32_to_f32(void **state) {
   for (uint64_t i = 0; i <= 0xffffffffu; i += kSweepStride) {
     one((int32_t)(uint32_t)i);
   }
-  const int32_t edges[] = {0, 1, -1, INT32_MAX, INT32_MIN, INT32_MIN + 1, INT32_MAX - 1, 1 << 24, (1 << 24) + 1,
-                           (1 << 24) + 3, -(1 << 24) - 1, -(1 << 24) - 3, INT32_MAX - 64, INT32_MAX - 63};
+  const int32_t edges[] = {0,
+                           1,
+                           -1,
+                           INT32_MAX,
+                           INT32_MIN,
+                           INT32_MIN + 1,
+                           INT32_MAX - 1,
+                           1 << 24,
+                           (1 << 24) + 1,
+                           (1 << 24) + 3,
+                           -(1 << 24) - 1,
+                           -(1 << 24) - 3,
+                           INT32_MAX - 64,
+                           INT32_MAX - 63};
   for (int32_t e : edges) {
     one(e);
   }

@@ -23,7 +23,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../grid.h"
@@ -37,6 +39,8 @@
  * still equals the pattern was never written. */
 #define KBD_CPU_POISON_WORD 0x7FBF7FBFu
 #define KBD_CPU_DEFAULT_STACK (256u * 1024u)
+/* Blocks one host thread keeps in flight while earlier ones wait for other blocks. */
+#define KBD_CPU_MAX_RESIDENT 64
 
 typedef void (*kbd_cpu_entry)(const void *params);
 
@@ -51,6 +55,7 @@ typedef struct kbd_cpu_warp {
   int id;
   int state;
   int wait_bar; /* barrier id while blocked */
+  int spinning; /* yielded in kbd_cpu_spin: waits for another block */
   const char *wait_file;
   int wait_line;
 } kbd_cpu_warp;
@@ -76,8 +81,10 @@ typedef struct kbd_cpu_cta {
   int nwarps;
   int last; /* last warp run (round robin) */
   int failed;
+  int spins; /* consecutive spin yields without useful work */
   uint64_t rng;
   kbd_fiber sched;
+  kbd_stack_pool stacks;
   unsigned char *smem; /* KBD_MAX_SMEM_BYTES, 1024-byte aligned */
   size_t dyn_bytes;    /* dynamic shared memory sits at offset 0 */
   size_t smem_top;     /* end of dynamic + static allocations */
@@ -100,6 +107,10 @@ typedef struct kbd_cpu_launch {
   kbd_status status;
   uint64_t seed;
   size_t stack_bytes;
+  unsigned long long progress; /* bumped by flag writes and finished blocks (atomic) */
+  int live_workers;            /* host threads still running blocks (atomic) */
+  int stalled_workers;         /* of which only hold blocks waiting on other blocks (atomic) */
+  long spin_timeout_ms;
 } kbd_cpu_launch;
 
 /* The warp whose fiber is running on this host thread. Weak: one instance for the whole program, no
@@ -172,19 +183,24 @@ static inline uint64_t kbd_cpu_rand(uint64_t *s) { /* splitmix64: cheap, good en
   return z ^ (z >> 31);
 }
 
+/* Next warp to run: a ready warp that is not spinning if there is one (spinners only re-check a flag),
+ * in round-robin order (seed 0) or drawn from the block's seeded generator. */
 static inline int kbd_cpu_pick(kbd_cpu_cta *cta) {
   int n = cta->nwarps;
-  if (cta->L->seed == 0) {
-    for (int k = 1; k <= n; ++k) {
-      int i = (cta->last + k) % n;
-      if (cta->warps[i].state == KBD_CPU_W_READY) return i;
+  for (int pass = 0; pass < 2; ++pass) {
+    if (cta->L->seed == 0) {
+      for (int k = 1; k <= n; ++k) {
+        int i = (cta->last + k) % n;
+        if (cta->warps[i].state == KBD_CPU_W_READY && (pass || !cta->warps[i].spinning)) return i;
+      }
+    } else {
+      int ready[KBD_CPU_MAX_WARPS], m = 0;
+      for (int i = 0; i < n; ++i)
+        if (cta->warps[i].state == KBD_CPU_W_READY && (pass || !cta->warps[i].spinning)) ready[m++] = i;
+      if (m) return ready[kbd_cpu_rand(&cta->rng) % (uint64_t)m];
     }
-    return -1;
   }
-  int ready[KBD_CPU_MAX_WARPS], m = 0;
-  for (int i = 0; i < n; ++i)
-    if (cta->warps[i].state == KBD_CPU_W_READY) ready[m++] = i;
-  return m ? ready[kbd_cpu_rand(&cta->rng) % (uint64_t)m] : -1;
+  return -1;
 }
 
 /* Give the host thread back to the block's scheduler; the warp stays ready (a scheduling point). */
@@ -201,19 +217,28 @@ static inline void kbd_cpu_warp_main(void *arg) {
   abort();
 }
 
-static inline void kbd_cpu_deadlock(kbd_cpu_cta *cta) {
-  char text[KBD_STATUS_MSG_LEN];
-  size_t n = (size_t)snprintf(text, sizeof text, "deadlock: every live warp of the block is blocked;");
-  for (int i = 0; i < cta->nwarps && n < sizeof text; ++i) {
+/* Describe every unfinished warp of `cta` into text (used by both deadlock reports). */
+static inline size_t kbd_cpu_describe(const kbd_cpu_cta *cta, char *text, size_t n, size_t cap) {
+  for (int i = 0; i < cta->nwarps && n < cap; ++i) {
     const kbd_cpu_warp *w = &cta->warps[i];
     if (w->state == KBD_CPU_W_BLOCKED) {
       const kbd_cpu_barrier *b = &cta->bars[w->wait_bar];
-      n += (size_t)snprintf(text + n, sizeof text - n, " warp %d waits at %s:%d on barrier %d (%d of %d threads arrived);",
-                            i, w->wait_file, w->wait_line, w->wait_bar, b->arrived, b->expected);
+      n += (size_t)snprintf(text + n, cap - n, " warp %d waits at %s:%d on barrier %d (%d of %d threads arrived);", i,
+                            w->wait_file, w->wait_line, w->wait_bar, b->arrived, b->expected);
+    } else if (w->state == KBD_CPU_W_READY && w->spinning) {
+      n += (size_t)snprintf(text + n, cap - n, " warp %d spins at %s:%d waiting for another block;", i, w->wait_file,
+                            w->wait_line);
     } else if (w->state == KBD_CPU_W_DONE) {
-      n += (size_t)snprintf(text + n, sizeof text - n, " warp %d has exited;", i);
+      n += (size_t)snprintf(text + n, cap - n, " warp %d has exited;", i);
     }
   }
+  return n < cap ? n : cap;
+}
+
+static inline void kbd_cpu_deadlock(kbd_cpu_cta *cta) {
+  char text[KBD_STATUS_MSG_LEN];
+  size_t n = (size_t)snprintf(text, sizeof text, "deadlock: every live warp of the block is blocked;");
+  kbd_cpu_describe(cta, text, n, sizeof text);
   kbd_cpu_record(cta, KBD_ERR_DEADLOCK, text);
 }
 
@@ -223,11 +248,17 @@ static inline void kbd_cpu_poison(unsigned char *p, size_t off, size_t bytes) {
   for (size_t i = off; i < off + bytes; ++i) p[i] = (i & 1) ? 0x7F : 0xBF;
 }
 
-static inline void kbd_cpu_run_cta(kbd_cpu_cta *cta, const kbd_stack_pool *stacks) {
+static inline void kbd_cpu_cta_start(kbd_cpu_cta *cta, unsigned long long b) {
   kbd_cpu_launch *L = cta->L;
+  const unsigned gx = L->cfg.grid.x, gy = L->cfg.grid.y;
+  cta->linear = b;
+  cta->bx = (unsigned)(b % gx);
+  cta->by = (unsigned)((b / gx) % gy);
+  cta->bz = (unsigned)(b / ((unsigned long long)gx * gy));
   cta->nwarps = L->threads / KBD_WARP_SIZE;
   cta->last = -1;
   cta->failed = 0;
+  cta->spins = 0;
   cta->rng = L->seed * 0x2545F4914F6CDD1Dull + cta->linear;
   cta->dyn_bytes = L->cfg.smem_bytes;
   cta->smem_top = L->cfg.smem_bytes;
@@ -239,57 +270,191 @@ static inline void kbd_cpu_run_cta(kbd_cpu_cta *cta, const kbd_stack_pool *stack
     w->cta = cta;
     w->id = i;
     w->state = KBD_CPU_W_READY;
+    w->spinning = 0;
     w->wait_bar = -1;
-    kbd_fiber_init(&w->fiber, kbd_stack_pool_get(stacks, (size_t)i), stacks->each, kbd_cpu_warp_main, w);
+    kbd_fiber_init(&w->fiber, kbd_stack_pool_get(&cta->stacks, (size_t)i), cta->stacks.each, kbd_cpu_warp_main, w);
   }
+}
+
+enum { KBD_CPU_CTA_DONE = 0, KBD_CPU_CTA_FAILED = 1, KBD_CPU_CTA_STALLED = 2 };
+
+/* Run the block's warps until it ends, fails, or stalls: every runnable warp is spinning on a flag that
+ * only another block can set (each has re-checked once since the last useful work). */
+static inline int kbd_cpu_cta_step(kbd_cpu_cta *cta) {
+  int worked = 0;
   for (;;) {
     int i = kbd_cpu_pick(cta);
     if (i < 0) {
       for (int k = 0; k < cta->nwarps; ++k)
         if (cta->warps[k].state != KBD_CPU_W_DONE) {
           kbd_cpu_deadlock(cta);
-          break;
+          return KBD_CPU_CTA_FAILED;
         }
-      return;
+      return KBD_CPU_CTA_DONE;
     }
+    kbd_cpu_warp *w = &cta->warps[i];
     cta->last = i;
-    kbd_cpu_cur = &cta->warps[i];
-    kbd_fiber_switch(&cta->sched, &cta->warps[i].fiber);
+    w->spinning = 0;
+    kbd_cpu_cur = w;
+    kbd_fiber_switch(&cta->sched, &w->fiber);
     kbd_cpu_cur = NULL;
-    if (cta->failed) return;
+    if (cta->failed) return KBD_CPU_CTA_FAILED;
+    if (w->spinning) {
+      int runnable = 0;
+      for (int k = 0; k < cta->nwarps; ++k) runnable += cta->warps[k].state == KBD_CPU_W_READY;
+      if (++cta->spins >= runnable) {
+        cta->spins = 0;
+        if (worked) __atomic_fetch_add(&cta->L->progress, 1ull, __ATOMIC_RELEASE);
+        return KBD_CPU_CTA_STALLED;
+      }
+    } else {
+      cta->spins = 0;
+      worked = 1;
+    }
   }
 }
 
+/* A spinning warp (kbd_cpu_spin) yields with `spinning` set; the scheduler prefers other warps. */
+static inline void kbd_cpu_spin(const char *file, int line) {
+  kbd_cpu_warp *w = kbd_cpu_cur;
+  w->spinning = 1;
+  w->wait_file = file;
+  w->wait_line = line;
+  kbd_fiber_switch(&w->fiber, &w->cta->sched);
+}
+
+/* Memory writes that can release a spinning block bump this counter (kbd/atomic.h). */
+static inline void kbd_cpu_note_progress(void) {
+  if (kbd_cpu_cur) __atomic_fetch_add(&kbd_cpu_cur->cta->L->progress, 1ull, __ATOMIC_RELEASE);
+}
+
+static inline void kbd_cpu_cta_free(kbd_cpu_cta *cta) {
+  if (!cta) return;
+  kbd_stack_pool_free(&cta->stacks);
+  free(cta->smem);
+  free(cta);
+}
+
+static inline kbd_cpu_cta *kbd_cpu_cta_new(kbd_cpu_launch *L) {
+  kbd_cpu_cta *cta = (kbd_cpu_cta *)calloc(1, sizeof *cta);
+  if (!cta) return NULL;
+  cta->L = L;
+  cta->smem = (unsigned char *)aligned_alloc(1024, KBD_MAX_SMEM_BYTES);
+  if (!cta->smem || !kbd_stack_pool_init(&cta->stacks, (size_t)(L->threads / KBD_WARP_SIZE), L->stack_bytes)) {
+    free(cta->smem);
+    free(cta);
+    return NULL;
+  }
+  return cta;
+}
+
+/* C11 timespec_get: available under -std=c11 whatever feature macros the includer set. */
+static inline void kbd_cpu_now(struct timespec *t) { timespec_get(t, TIME_UTC); }
+static inline double kbd_cpu_ms_since(const struct timespec *t0) {
+  struct timespec t;
+  kbd_cpu_now(&t);
+  return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) * 1e-6;
+}
+
+/* Cross-block deadlock: every live worker has only stalled blocks and nothing moved for a while. */
+static inline void kbd_cpu_cross_deadlock(kbd_cpu_cta **act, int nact) {
+  for (int a = 0; a < nact; ++a) {
+    char text[KBD_STATUS_MSG_LEN];
+    size_t n = (size_t)snprintf(text, sizeof text,
+                                "cross-block deadlock: every running block waits for another block that cannot run;");
+    kbd_cpu_describe(act[a], text, n, sizeof text);
+    kbd_cpu_record(act[a], KBD_ERR_DEADLOCK, text);
+  }
+}
+
+/* One host thread: takes blocks in increasing order and runs them. A block that stalls waiting for
+ * another block is set aside and the next block is started, up to KBD_CPU_MAX_RESIDENT per thread, so
+ * producer/consumer chains between blocks (decoupled look-back) make progress on any thread count. */
 static inline void *kbd_cpu_worker(void *arg) {
   kbd_cpu_launch *L = (kbd_cpu_launch *)arg;
-  kbd_stack_pool stacks;
-  kbd_cpu_cta *cta = (kbd_cpu_cta *)calloc(1, sizeof *cta);
-  unsigned char *smem = (unsigned char *)aligned_alloc(1024, KBD_MAX_SMEM_BYTES);
-  int have_stacks = kbd_stack_pool_init(&stacks, (size_t)(L->threads / KBD_WARP_SIZE), L->stack_bytes);
-  if (!cta || !smem || !have_stacks) {
+  kbd_cpu_cta *act[KBD_CPU_MAX_RESIDENT];
+  kbd_cpu_cta *spare = NULL;
+  int nact = 0, stalled_flag = 0, oom = 0;
+  int drained = 0; /* no more blocks to take */
+  struct timespec t0;
+  unsigned long long p0 = 0;
+  for (;;) {
+    int all_stalled = nact > 0;
+    for (int a = 0; a < nact;) {
+      kbd_cpu_cta *cta = act[a];
+      if (cta->linear > __atomic_load_n(&L->fail_block, __ATOMIC_ACQUIRE)) { /* irrelevant after a failure */
+        act[a] = act[--nact];
+        kbd_cpu_cta_free(spare);
+        spare = cta;
+        continue;
+      }
+      int r = kbd_cpu_cta_step(cta);
+      if (r == KBD_CPU_CTA_STALLED) {
+        ++a;
+        continue;
+      }
+      all_stalled = 0;
+      __atomic_fetch_add(&L->progress, 1ull, __ATOMIC_RELEASE);
+      act[a] = act[--nact];
+      kbd_cpu_cta_free(spare);
+      spare = cta;
+    }
+    if (!drained && (nact == 0 || all_stalled) && nact < KBD_CPU_MAX_RESIDENT) {
+      unsigned long long b = __atomic_fetch_add(&L->next, 1ull, __ATOMIC_RELAXED);
+      if (b >= L->nblocks || b > __atomic_load_n(&L->fail_block, __ATOMIC_ACQUIRE)) {
+        drained = 1;
+      } else {
+        kbd_cpu_cta *cta = spare ? spare : kbd_cpu_cta_new(L);
+        spare = NULL;
+        if (!cta) {
+          oom = 1;
+          break;
+        }
+        kbd_cpu_cta_start(cta, b);
+        act[nact++] = cta;
+        continue;
+      }
+    }
+    if (nact == 0) break;
+    if (!all_stalled) {
+      if (stalled_flag) __atomic_fetch_sub(&L->stalled_workers, 1, __ATOMIC_ACQ_REL);
+      stalled_flag = 0;
+      continue;
+    }
+    /* Everything here waits on other blocks. */
+    if (!stalled_flag) {
+      stalled_flag = 1;
+      __atomic_fetch_add(&L->stalled_workers, 1, __ATOMIC_ACQ_REL);
+      p0 = __atomic_load_n(&L->progress, __ATOMIC_ACQUIRE);
+      kbd_cpu_now(&t0);
+    } else {
+      unsigned long long p = __atomic_load_n(&L->progress, __ATOMIC_ACQUIRE);
+      if (p != p0) {
+        p0 = p;
+        kbd_cpu_now(&t0);
+      } else if (__atomic_load_n(&L->stalled_workers, __ATOMIC_ACQUIRE) ==
+                     __atomic_load_n(&L->live_workers, __ATOMIC_ACQUIRE) &&
+                 kbd_cpu_ms_since(&t0) > (double)L->spin_timeout_ms) {
+        kbd_cpu_cross_deadlock(act, nact);
+        for (int a = 0; a < nact; ++a) kbd_cpu_cta_free(act[a]);
+        nact = 0;
+        break;
+      }
+    }
+    sched_yield();
+  }
+  if (stalled_flag) __atomic_fetch_sub(&L->stalled_workers, 1, __ATOMIC_ACQ_REL);
+  __atomic_fetch_sub(&L->live_workers, 1, __ATOMIC_ACQ_REL);
+  for (int a = 0; a < nact; ++a) kbd_cpu_cta_free(act[a]);
+  kbd_cpu_cta_free(spare);
+  if (oom) {
     pthread_mutex_lock(&L->mu);
     if (L->fail_block == ~0ull) {
       L->fail_block = 0;
       L->status = kbd_status_make(KBD_ERR_OOM, "kernel %s: cannot allocate the CPU machine's block state", L->name);
     }
     pthread_mutex_unlock(&L->mu);
-  } else {
-    cta->L = L;
-    cta->smem = smem;
-    const unsigned gx = L->cfg.grid.x, gy = L->cfg.grid.y;
-    for (;;) {
-      unsigned long long b = __atomic_fetch_add(&L->next, 1ull, __ATOMIC_RELAXED);
-      if (b >= L->nblocks || b > __atomic_load_n(&L->fail_block, __ATOMIC_ACQUIRE)) break;
-      cta->linear = b;
-      cta->bx = (unsigned)(b % gx);
-      cta->by = (unsigned)((b / gx) % gy);
-      cta->bz = (unsigned)(b / ((unsigned long long)gx * gy));
-      kbd_cpu_run_cta(cta, &stacks);
-    }
   }
-  if (have_stacks) kbd_stack_pool_free(&stacks);
-  free(smem);
-  free(cta);
   return NULL;
 }
 
@@ -311,17 +476,25 @@ static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int th
   L.seed = (uint64_t)kbd_cpu_env_long("KBD_CPU_SEED", 0);
   long kb = kbd_cpu_env_long("KBD_CPU_STACK_KB", 0);
   L.stack_bytes = kb > 0 ? (size_t)kb * 1024u : KBD_CPU_DEFAULT_STACK;
+  L.spin_timeout_ms = kbd_cpu_env_long("KBD_CPU_SPIN_TIMEOUT_MS", 200);
   pthread_mutex_init(&L.mu, NULL);
   unsigned long long nw = (unsigned long long)kbd_cpu_host_threads();
   if (nw > L.nblocks) nw = L.nblocks;
+  L.live_workers = (int)nw;
   if (nw <= 1) {
+    L.live_workers = 1;
     kbd_cpu_worker(&L);
   } else {
     pthread_t tid[256];
     unsigned long long started = 0;
     for (; started < nw; ++started)
       if (pthread_create(&tid[started], NULL, kbd_cpu_worker, &L) != 0) break;
-    if (started == 0) kbd_cpu_worker(&L);
+    /* Threads that could not be created never count as live. */
+    __atomic_fetch_sub(&L.live_workers, (int)(nw - started), __ATOMIC_ACQ_REL);
+    if (started == 0) {
+      L.live_workers = 1;
+      kbd_cpu_worker(&L);
+    }
     for (unsigned long long i = 0; i < started; ++i) pthread_join(tid[i], NULL);
   }
   pthread_mutex_destroy(&L.mu);

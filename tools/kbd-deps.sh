@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# kbd-deps.sh - install what building and testing kbd needs, only where it is missing.
+# Sourced by run-examples.sh and run-tests.sh. Debian/Ubuntu: apt-get (as root, or through sudo).
+set -euo pipefail
+
+kbd_apt() {
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+      echo "kbd: need root (or sudo) to apt-get install $*" >&2; return 1
+    fi
+  fi
+  if ! $sudo apt-get install -y --no-install-recommends "$@" >/tmp/kbd-apt.log 2>&1; then
+    $sudo apt-get update >/tmp/kbd-apt-update.log 2>&1 || true
+    $sudo apt-get install -y --no-install-recommends "$@" >>/tmp/kbd-apt.log 2>&1 || {
+      echo "kbd: apt-get install $* failed; see /tmp/kbd-apt.log" >&2; tail -5 /tmp/kbd-apt.log >&2; return 1; }
+  fi
+}
+
+kbd_need_build_tools() {
+  local pkgs=()
+  command -v cmake >/dev/null 2>&1 || pkgs+=(cmake)
+  command -v cc >/dev/null 2>&1 || pkgs+=(build-essential)
+  [ ${#pkgs[@]} -eq 0 ] || { echo "kbd: installing ${pkgs[*]}"; kbd_apt "${pkgs[@]}"; }
+  # nvcc lives in /usr/local/cuda/bin on the CUDA images; GPU programs are built only when it is found.
+  if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+  fi
+}
+
+kbd_need_test_tools() {
+  kbd_need_build_tools
+  local pkgs=()
+  [ -f /usr/include/cmocka.h ] || pkgs+=(libcmocka-dev)
+  if ! command -v FileCheck >/dev/null 2>&1 && ! ls /usr/bin/FileCheck-* /usr/lib/llvm-*/bin/FileCheck >/dev/null 2>&1; then
+    # Debian ships LLVM's FileCheck in llvm-<ver>-tools; take the default version's package.
+    local ver; ver=$(apt-cache depends llvm 2>/dev/null | sed -n 's/.*Depends: llvm-\([0-9]*\)$/\1/p' | head -1)
+    pkgs+=("llvm-${ver:-14}-tools")
+  fi
+  [ ${#pkgs[@]} -eq 0 ] || { echo "kbd: installing ${pkgs[*]}"; kbd_apt "${pkgs[@]}"; }
+}
+
+kbd_jobs() { nproc 2>/dev/null || echo 2; }
