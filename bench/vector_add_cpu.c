@@ -4,13 +4,15 @@
  * -DKBD_CPU program); in the GPU programs of the same kbd_add_program this file is empty and
  * vector_add_gpu.c provides main().
  *
- *   vector_add_cpu [--n LIST] [--threads LIST] [--reps R] [--min-sample-ms MS] [--smoke]
+ *   vector_add_cpu [--n LIST] [--threads LIST] [--reps R] [--min-sample-ms MS] [--impl I] [--smoke]
  *
  *   --n        sizes, e.g. 2^16,2^20,2^24 (default) or 65536,1m
  *   --threads  host threads, e.g. 1,all (default); kbd gets them through KBD_CPU_THREADS, the plain
  *              loop splits the range over that many pthreads created per call (as kbd does per launch)
  *   --reps     samples per measurement (default 7); a sample repeats the call until it lasts at least
  *              --min-sample-ms (default 50) and gives the mean time per call
+ *   --impl     plain, kbd or both (default); one alone is for profiling (perf, callgrind) and prints
+ *              no RATIO line
  *   --smoke    one tiny size (n = 3001, a masked tail), one sample, correctness only: the CTest entry
  *
  * Both paths touch the same three kbd_malloc'ed arrays; traffic is counted as 12 bytes per element
@@ -144,7 +146,8 @@ static void set_kbd_threads(int t) {
 }
 
 static void usage(const char *argv0) {
-  fprintf(stderr, "usage: %s [--n LIST] [--threads LIST|all] [--reps R] [--min-sample-ms MS] [--smoke]\n", argv0);
+  fprintf(stderr, "usage: %s [--n LIST] [--threads LIST|all] [--reps R] [--min-sample-ms MS] [--impl plain|kbd|both] "
+                  "[--smoke]\n", argv0);
 }
 
 int main(int argc, char **argv) {
@@ -154,6 +157,7 @@ int main(int argc, char **argv) {
   double min_sample_ms = 50.0;
   int smoke = 0;
   const char *threads_arg = "1,all";
+  int impl_lo = 0, impl_hi = 1;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--n") && i + 1 < argc) {
       nsizes = bench_parse_list(argv[++i], sizes, MAX_SIZES);
@@ -164,6 +168,11 @@ int main(int argc, char **argv) {
       reps = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--min-sample-ms") && i + 1 < argc) {
       min_sample_ms = atof(argv[++i]);
+    } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
+      ++i;
+      if (!strcmp(argv[i], "plain")) impl_lo = impl_hi = 0;
+      else if (!strcmp(argv[i], "kbd")) impl_lo = impl_hi = 1;
+      else if (strcmp(argv[i], "both")) return usage(argv[0]), 2;
     } else if (!strcmp(argv[i], "--smoke")) {
       smoke = 1;
     } else {
@@ -224,7 +233,8 @@ int main(int argc, char **argv) {
       row *w = &rows[nrows++];
       w->n = sizes[si];
       w->threads = (int)tl[ti];
-      for (int impl = 0; impl < 2; ++impl) {
+      memset(w->r, 0, sizeof w->r);
+      for (int impl = impl_lo; impl <= impl_hi; ++impl) {
         bench_ctx x = {a, b, c, sizes[si], (int)tl[ti], impl, 0};
         set_kbd_threads(x.threads);
         memset(c, 0, (size_t)x.n * sizeof(float));
@@ -244,6 +254,7 @@ int main(int argc, char **argv) {
                !(bad || x.failed));
         fflush(stdout);
       }
+      if (impl_lo != 0 || impl_hi != 1) continue;
       const double rm = w->r[1].median_s / w->r[0].median_s, rb = w->r[1].best_s / w->r[0].best_s;
       printf("RATIO bench=vector_add_cpu threads=%d n=%lld kbd_over_plain_median=%.3f kbd_over_plain_best=%.3f "
              "target=%.1f met=%s\n",
@@ -257,6 +268,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < nrows; ++i) {
     const row *w = &rows[i];
     const double nn = (double)w->n;
+    if (impl_lo != 0 || impl_hi != 1) { /* one implementation only */
+      const result *r = &w->r[impl_lo];
+      printf("%10lld %7d | %s %.3f ns/el %.2f GB/s (median)\n", w->n, w->threads, impl_lo ? "kbd" : "plain",
+             1e9 * r->median_s / nn, 12.0 * nn / r->median_s * 1e-9);
+      continue;
+    }
     printf("%10lld %7d | %12.3f %10.2f | %12.3f %10.2f | %9.2f %9.2f\n", w->n, w->threads,
            1e9 * w->r[0].median_s / nn, 12.0 * nn / w->r[0].median_s * 1e-9, 1e9 * w->r[1].median_s / nn,
            12.0 * nn / w->r[1].median_s * 1e-9, w->r[1].median_s / w->r[0].median_s, w->r[1].best_s / w->r[0].best_s);

@@ -3,7 +3,8 @@
  * Every conversion has ONE definition (KBD_HD) used by GPU kernels and by the CPU emulator:
  *   nvcc device pass   one inline-PTX instruction per step (kbd/ptx/cvt.h)
  *   everything else    integer bit manipulation, bit-identical to the CUDA toolkit's host code
- *                      (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h) and to the PTX instruction.
+ *                      (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h), which follows the PTX rounding and
+ *                      saturation rules (the GPU's NaN bit patterns are an open point: docs/types.md).
  * The software path is also callable directly as kbd_cvt_sw_* so that a GPU test can compare the
  * two on the device. Semantics, NaN patterns and the proof (exhaustive tests against the toolkit
  * headers) are in docs/types.md.

@@ -47,6 +47,9 @@ static inline int mt_group_setup(void **state) {
   return 0;
 }
 
+/* A cmocka test that starts from that environment. */
+#define MT_TEST(f) cmocka_unit_test_setup(f, mt_group_setup)
+
 #define MT_ASSERT_CODE(s, want)                                                                              \
   do {                                                                                                       \
     const kbd_status mt_s_ = (s);                                                                            \

@@ -1,0 +1,80 @@
+/* kbd/ptx/redux.h - redux.sync (warp-wide reduction in one instruction), one wrapper per PTX form.
+ *
+ * redux.sync combines one 32-bit value from each lane in membermask and gives every one of them the
+ * result: integer forms sm_80+, the f32 min/max forms sm_100a only (ptxas rejects them for sm_90a with
+ * "Instruction 'redux.f32' not supported"). Integer results are exact (add wraps mod 2^32), so the
+ * combination order does not matter and the CPU emulation is a plain fold. f32 min/max without .NaN
+ * ignore NaN inputs (all NaN -> canonical NaN) and order +0.0 > -0.0, i.e. PTX max.f32/min.f32.
+ * Cost: one REDUX (SASS) instead of 5 SHFL + 5 ALU ops of a butterfly.
+ *
+ * Only the nvcc device pass sees the wrappers. The f32 forms exist only when compiling for sm_100a
+ * (KBD_SM100A); anywhere else a call is a compile-time error naming the requirement - guard a direct
+ * call with `#if KBD_SM100A`. The arch-neutral kbd reductions (kbd/reduce.h) pick them automatically.
+ */
+#ifndef KBD_PTX_REDUX_H
+#define KBD_PTX_REDUX_H
+
+#include "../config.h"
+
+#if KBD_DEVICE_PASS
+
+/* redux.sync.add.s32 d, a, membermask; */
+KBD_DEV int32_t kbd_ptx_redux_sync_add_s32(int32_t a, uint32_t membermask) {
+  int32_t d;
+  asm volatile("redux.sync.add.s32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(membermask));
+  return d;
+}
+/* redux.sync.min.s32 d, a, membermask; */
+KBD_DEV int32_t kbd_ptx_redux_sync_min_s32(int32_t a, uint32_t membermask) {
+  int32_t d;
+  asm volatile("redux.sync.min.s32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(membermask));
+  return d;
+}
+/* redux.sync.max.s32 d, a, membermask; */
+KBD_DEV int32_t kbd_ptx_redux_sync_max_s32(int32_t a, uint32_t membermask) {
+  int32_t d;
+  asm volatile("redux.sync.max.s32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(membermask));
+  return d;
+}
+/* redux.sync.and.b32 d, a, membermask; */
+KBD_DEV uint32_t kbd_ptx_redux_sync_and_b32(uint32_t a, uint32_t membermask) {
+  uint32_t d;
+  asm volatile("redux.sync.and.b32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(membermask));
+  return d;
+}
+/* redux.sync.or.b32 d, a, membermask; */
+KBD_DEV uint32_t kbd_ptx_redux_sync_or_b32(uint32_t a, uint32_t membermask) {
+  uint32_t d;
+  asm volatile("redux.sync.or.b32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(membermask));
+  return d;
+}
+/* redux.sync.xor.b32 d, a, membermask; */
+KBD_DEV uint32_t kbd_ptx_redux_sync_xor_b32(uint32_t a, uint32_t membermask) {
+  uint32_t d;
+  asm volatile("redux.sync.xor.b32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(membermask));
+  return d;
+}
+
+#if KBD_SM100A
+/* redux.sync.max.f32 d, a, membermask;   (sm_100a; NaN ignored, +0.0 > -0.0) */
+KBD_DEV float kbd_ptx_redux_sync_max_f32(float a, uint32_t membermask) {
+  float d;
+  asm volatile("redux.sync.max.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "r"(membermask));
+  return d;
+}
+/* redux.sync.min.f32 d, a, membermask;   (sm_100a; NaN ignored, -0.0 < +0.0) */
+KBD_DEV float kbd_ptx_redux_sync_min_f32(float a, uint32_t membermask) {
+  float d;
+  asm volatile("redux.sync.min.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "r"(membermask));
+  return d;
+}
+#else
+/* Not an sm_100a build: using the f32 forms is a build error, never a silent fallback. The undefined
+ * identifier in the expansion is the error message. */
+#define kbd_ptx_redux_sync_max_f32(a, m) kbd_ptx_redux_sync_max_f32_requires_sm_100a_build(a, m)
+#define kbd_ptx_redux_sync_min_f32(a, m) kbd_ptx_redux_sync_min_f32_requires_sm_100a_build(a, m)
+#endif
+
+#endif /* KBD_DEVICE_PASS */
+
+#endif /* KBD_PTX_REDUX_H */
