@@ -16,7 +16,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 
 fail=0
-for prog in $(cd "$build/examples" && ls *_cpu 2>/dev/null | sort); do
+for prog in $(cd "$build/examples" && find . -maxdepth 1 -type f -name "*_cpu" -perm -u+x -printf "%f\n" | sort); do
   name=${prog%_cpu}
   echo "== $name (CPU emulation)"
   "$build/examples/$prog" || fail=1

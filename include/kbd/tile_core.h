@@ -56,8 +56,7 @@
                       "kbd: a tile's scope must be whole warps: KBD_WARP, KBD_WARPGROUP or KBD_CTA");            \
     KBD_STATIC_ASSERT(((long long)(R) * (C)) % (S) == 0,                                                         \
                       "kbd: tile rows*cols must be a multiple of the owning scope's thread count");              \
-    KBD_STATIC_ASSERT(KBD_LAYOUT_SHAPE_OK((L), (R), (C), (S), KBD__VEC(sizeof(kbd_##dt), R, C, S)),              \
-                      "kbd: tile shape not allowed by its layout (see the KBD_LAYOUT_RULE_* text in layout.h)");   \
+    KBD_LAYOUT_STATIC_CHECK((L), (R), (C), (S), KBD__VEC(sizeof(kbd_##dt), R, C, S));                            \
     kbd_##dt v[KBD_LANES_HELD][KBD__NPT(R, C, S)];                                                               \
     char (*kbd_meta_)[KBD__POS(R)][KBD__POS(C)][KBD__POS(S)][KBD__POS(L)][KBD_DT_##dt];                          \
   }

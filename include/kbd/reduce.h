@@ -1,0 +1,342 @@
+/* kbd/reduce.h - reductions over a warp, a warpgroup, the CTA, and over register tiles.
+ *
+ *   kbd_reduce(dst, t, op)                 dst = op over every element of tile t (its whole scope)
+ *   kbd_thread_reduce(lanes, t, op)        per-thread partial of t: fold of the thread's fragment
+ *   kbd_warp_reduce(dst, x, op)            dst = op over the 32 lanes of x (kbd_lanes_f32 / _i32)
+ *   kbd_warpgroup_reduce(dst, x, op)       ... over the 128 threads of the warpgroup
+ *   kbd_cta_reduce(dst, x, op)             ... over every thread of the block
+ *   kbd_reduce_rows(out, t, op) / kbd_reduce_cols(out, t, op)   WGMMA_ACC tiles (kbd/reduce_tile.h)
+ *   kbd_pad_1d(t, n, start, op)            1 x C tile: elements outside [0, n) := op's empty result
+ *   kbd_fmax_ptx(a, b) / kbd_fmin_ptx(a, b)    PTX max.f32 / min.f32 on both paths
+ *
+ * op: KBD_RED_SUM, KBD_RED_MAX, KBD_RED_MIN (any dtype), KBD_RED_AND, KBD_RED_OR, KBD_RED_XOR (i32
+ * only: a compile-time error naming the dtype otherwise). Float tiles (f32, f16, bf16, fp8) are widened
+ * exactly to f32 and reduced in f32; i32 reduces in 32-bit two's complement (sum wraps). The result is
+ * the same in every thread of the scope and is written to the scalar lvalue dst (float or int32_t).
+ *
+ * Semantics (docs/reduce.md): max/min are PTX max.f32/min.f32 - NaN inputs are ignored, all-NaN gives
+ * NaN, +0.0 > -0.0. Empty results (what kbd_pad_1d writes): sum +0, max -inf, min +inf; i32 max
+ * INT32_MIN, min INT32_MAX, and ~0, or/xor 0. Sum order (fixed, identical on CPU and GPU): sequential
+ * over a thread's fragment, then xor butterfly over the warp (lane masks 1,2,4,8,16), then, above warp
+ * scope, the same butterfly over the warp totals. |error| <= gamma_k * sum|x|, k = npt-1 + 5 (+5).
+ *
+ * Cost per call (GPU): warp: f32 sum 5 SHFL + 5 FADD; f32 max/min 1 REDUX on sm_100a, 5 SHFL + 5 FMNMX
+ * on sm_90a; i32 1 REDUX. warpgroup/CTA: the warp cost twice, 1 STS, 1 LDS, 2 barriers (the second
+ * keeps the next reduction from overwriting a slot another warp still reads). Shared memory: 128 B.
+ * Barriers: CTA scope uses barrier 0 (bar.sync 0, all threads); warpgroup scope named barrier
+ * KBD_REDUCE_WG_BARRIER + warpgroup index with 128 threads (default 8..15, override before including).
+ * Every thread of the scope must reach the call: CPU mode reports a missing warp as a deadlock naming
+ * the call site.
+ */
+#ifndef KBD_REDUCE_H
+#define KBD_REDUCE_H
+
+#include <math.h>
+
+#include "ptx/minmax.h"
+#include "ptx/redux.h"
+#include "ptx/shfl.h"
+#include "smem.h"
+#include "sync.h"
+#include "tile_core.h"
+
+#ifndef KBD_REDUCE_WG_BARRIER
+#define KBD_REDUCE_WG_BARRIER 8
+#endif
+
+enum { KBD_RED_SUM = 1, KBD_RED_MAX, KBD_RED_MIN, KBD_RED_AND, KBD_RED_OR, KBD_RED_XOR };
+
+/* One 32-bit value per lane of the running warp: v[32] on the CPU (the fiber holds all lanes), v[1] on
+ * the GPU (the thread's own). kbd_meta_ marks the element kind (float 2, int 1) for compile-time checks. */
+typedef struct kbd_lanes_f32 {
+  float v[KBD_LANES_HELD];
+  char (*kbd_meta_)[2];
+} kbd_lanes_f32;
+typedef struct kbd_lanes_i32 {
+  int32_t v[KBD_LANES_HELD];
+  char (*kbd_meta_)[1];
+} kbd_lanes_i32;
+/* Internal: the algorithms run on bit patterns, one code path for f32 and i32. */
+typedef struct kbd_lanes_b32 {
+  uint32_t v[KBD_LANES_HELD];
+} kbd_lanes_b32;
+
+/* x's value in `lane` inside KBD_FOR_LANES(lane). */
+#if KBD_MODE_CPU
+#define KBD_LANE(x, lane) ((x).v[(lane)])
+#else
+#define KBD_LANE(x, lane) ((x).v[0 * (lane)])
+#endif
+#define KBD__LANES_FLOAT(x) (sizeof(*(x).kbd_meta_) == 2)
+
+/* ---- scalar semantics ------------------------------------------------------------------------------ */
+
+/* PTX max.f32: NaN ignored (both NaN -> 0x7fffffff), +0.0 > -0.0. fmaxf may return either zero. */
+KBD_HD float kbd_fmax_ptx(float a, float b) {
+#if KBD_DEVICE_PASS
+  return kbd_ptx_max_f32(a, b);
+#else
+  if (a != a) return b != b ? kbd_cvt_bits_f32(0x7fffffffu) : b;
+  if (b != b) return a;
+  if (a == b) return signbit(a) ? b : a; /* equal: only the sign of a zero can differ; +0 wins */
+  return a > b ? a : b;
+#endif
+}
+/* PTX min.f32: NaN ignored (both NaN -> 0x7fffffff), -0.0 < +0.0. */
+KBD_HD float kbd_fmin_ptx(float a, float b) {
+#if KBD_DEVICE_PASS
+  return kbd_ptx_min_f32(a, b);
+#else
+  if (a != a) return b != b ? kbd_cvt_bits_f32(0x7fffffffu) : b;
+  if (b != b) return a;
+  if (a == b) return signbit(a) ? a : b; /* -0 wins */
+  return a < b ? a : b;
+#endif
+}
+
+/* a op b on 32-bit patterns (fl: as f32, else as i32). f32 add has one rounding and is commutative, so
+ * a butterfly step gives both partner lanes the same bits. */
+KBD_HD uint32_t kbd_red_op_b32(int op, int fl, uint32_t a, uint32_t b) {
+  if (fl) {
+    const float x = kbd_cvt_bits_f32(a), y = kbd_cvt_bits_f32(b);
+    const float r = op == KBD_RED_SUM ? x + y : op == KBD_RED_MAX ? kbd_fmax_ptx(x, y) : kbd_fmin_ptx(x, y);
+    return kbd_cvt_f32_bits(r);
+  }
+  switch (op) {
+  case KBD_RED_SUM: return a + b; /* wraps mod 2^32 like add.s32 */
+  case KBD_RED_MAX: return (int32_t)a > (int32_t)b ? a : b;
+  case KBD_RED_MIN: return (int32_t)a < (int32_t)b ? a : b;
+  case KBD_RED_AND: return a & b;
+  case KBD_RED_OR: return a | b;
+  default: return a ^ b;
+  }
+}
+
+/* Exact identity used for padding inside the algorithms: op(identity, x) == x bit for bit. For f32 sum
+ * that is -0.0 (+0.0 would turn a -0.0 total into +0.0); for f32 max/min it is NaN (ignored). */
+KBD_HD uint32_t kbd_red_pad_b32(int op, int fl) {
+  if (fl) return op == KBD_RED_SUM ? 0x80000000u : 0x7fffffffu;
+  switch (op) {
+  case KBD_RED_MAX: return 0x80000000u;
+  case KBD_RED_MIN: return 0x7fffffffu;
+  case KBD_RED_AND: return 0xffffffffu;
+  default: return 0u;
+  }
+}
+
+/* The documented result of an empty reduction (what kbd_pad_1d fills in): sum +0, max -inf, min +inf. */
+KBD_HD float kbd_red_empty_f32(int op) {
+  return op == KBD_RED_SUM ? 0.0f : op == KBD_RED_MAX ? -INFINITY : INFINITY;
+}
+KBD_HD int32_t kbd_red_empty_i32(int op) { return (int32_t)kbd_red_pad_b32(op, 0); }
+
+/* ---- warp ------------------------------------------------------------------------------------------- */
+
+/* op over the 32 lanes; every lane gets the result. */
+KBD_TILE_FN uint32_t kbd_warp_reduce_b32_(kbd_lanes_b32 x, int op, int fl, const char *file, int line) {
+#if KBD_DEVICE_PASS
+  (void)file;
+  (void)line;
+  if (!fl) { /* one REDUX: integer reductions are exact, so the hardware's order cannot matter */
+    switch (op) {
+    case KBD_RED_SUM: return (uint32_t)kbd_ptx_redux_sync_add_s32((int32_t)x.v[0], KBD_SHFL_FULL);
+    case KBD_RED_MAX: return (uint32_t)kbd_ptx_redux_sync_max_s32((int32_t)x.v[0], KBD_SHFL_FULL);
+    case KBD_RED_MIN: return (uint32_t)kbd_ptx_redux_sync_min_s32((int32_t)x.v[0], KBD_SHFL_FULL);
+    case KBD_RED_AND: return kbd_ptx_redux_sync_and_b32(x.v[0], KBD_SHFL_FULL);
+    case KBD_RED_OR: return kbd_ptx_redux_sync_or_b32(x.v[0], KBD_SHFL_FULL);
+    default: return kbd_ptx_redux_sync_xor_b32(x.v[0], KBD_SHFL_FULL);
+    }
+  }
+#if KBD_SM100A
+  /* f32 max/min: one REDUX on Blackwell, same NaN/zero rule as max.f32, and exact, so it equals the
+   * butterfly bit for bit. f32 sum has no redux form (the rounding would depend on the order). */
+  if (op == KBD_RED_MAX) return kbd_cvt_f32_bits(kbd_ptx_redux_sync_max_f32(kbd_cvt_bits_f32(x.v[0]), KBD_SHFL_FULL));
+  if (op == KBD_RED_MIN) return kbd_cvt_f32_bits(kbd_ptx_redux_sync_min_f32(kbd_cvt_bits_f32(x.v[0]), KBD_SHFL_FULL));
+#endif
+  uint32_t v = x.v[0];
+  KBD_UNROLL for (uint32_t m = 1; m < 32; m <<= 1)
+    v = kbd_red_op_b32(op, fl, v, kbd_ptx_shfl_sync_bfly_b32(v, m, KBD_SHFL_C, KBD_SHFL_FULL));
+  return v;
+#elif KBD_MODE_CPU
+  if (!fl || (KBD_CPU_ARCH >= 100 && op != KBD_RED_SUM)) {
+    /* redux.sync: order-free, a fold gives the hardware's exact result. */
+    uint32_t r = x.v[0];
+    for (int l = 1; l < 32; ++l) r = kbd_red_op_b32(op, fl, r, x.v[l]);
+    return r;
+  }
+  for (uint32_t m = 1; m < 32; m <<= 1) { /* the GPU butterfly, all 32 lanes per step */
+    uint32_t y[32];
+    kbd_cpu_shfl_sync(KBD_SHFL_BFLY, y, x.v, NULL, m, KBD_SHFL_C, KBD_SHFL_FULL, file, line);
+    for (int l = 0; l < 32; ++l) x.v[l] = kbd_red_op_b32(op, fl, x.v[l], y[l]);
+  }
+  return x.v[0];
+#else
+  (void)op, (void)fl, (void)file, (void)line; /* nvcc host pass: never executed */
+  return x.v[0];
+#endif
+}
+
+/* ---- warpgroup / CTA ---------------------------------------------------------------------------------- */
+
+/* bar.sync 0 (CTA) or barrier.sync.aligned id, 128 (warpgroup), reported at the caller's file:line. */
+KBD_TILE_FN void kbd_red_barrier_(int scope, int block_threads, const char *file, int line) {
+#if KBD_MODE_CPU
+  if (scope == block_threads)
+    kbd_cpu_bar(0, 0, 0, file, line);
+  else
+    kbd_cpu_bar(KBD_REDUCE_WG_BARRIER + kbd_warp_id() / 4, KBD_WARPGROUP_SIZE, 0, file, line);
+#else
+  (void)file;
+  (void)line;
+  if (scope == block_threads)
+    kbd_sync();
+  else
+    kbd_bar_sync(KBD_REDUCE_WG_BARRIER + kbd_warp_id() / 4, KBD_WARPGROUP_SIZE);
+#endif
+}
+
+/* op over `scope` threads (32, 128 or the block): warp butterfly, warp totals through shared memory,
+ * a barrier, a second butterfly over the totals in every warp, and a trailing barrier (WAR on the slots). */
+KBD_TILE_FN uint32_t kbd_scope_reduce_b32_(kbd_lanes_b32 x, int op, int fl, int scope, int block_threads,
+                                           const char *file, int line) {
+  uint32_t r = kbd_warp_reduce_b32_(x, op, fl, file, line);
+  if (scope == KBD_WARP_SIZE) return r;
+  KBD_SHARED(uint32_t, kbd_red_slots_, KBD_MAX_BLOCK_THREADS / KBD_WARP_SIZE);
+  const int w = kbd_warp_id(), nw = scope / KBD_WARP_SIZE, base = w / nw * nw;
+  KBD_FOR_LANES(lane) {
+    if (lane == 0) kbd_red_slots_[w] = r;
+  }
+  kbd_red_barrier_(scope, block_threads, file, line);
+  kbd_lanes_b32 y;
+  KBD_FOR_LANES(lane) { KBD_LANE(y, lane) = lane < nw ? kbd_red_slots_[base + lane] : kbd_red_pad_b32(op, fl); }
+  r = kbd_warp_reduce_b32_(y, op, fl, file, line);
+  kbd_red_barrier_(scope, block_threads, file, line);
+  return r;
+}
+
+/* ---- per-thread fold of a tile fragment --------------------------------------------------------------- */
+
+KBD_TILE_FN kbd_lanes_b32 kbd_frag_fold_b32_(const void *frag, int dt, int npt, int op, int fl) {
+  kbd_lanes_b32 acc;
+  const int es = KBD_DT_SIZE(dt);
+  for (int l = 0; l < KBD_LANES_HELD; ++l) {
+    const char *f = (const char *)frag + (size_t)l * npt * es;
+    uint32_t a = fl ? kbd_cvt_f32_bits(kbd_dt_load_f32(f, dt)) : (uint32_t)kbd_dt_load_i32(f, dt);
+    KBD_UNROLL for (int i = 1; i < npt; ++i) {
+      const char *p = f + (size_t)i * es;
+      a = kbd_red_op_b32(op, fl, a, fl ? kbd_cvt_f32_bits(kbd_dt_load_f32(p, dt)) : (uint32_t)kbd_dt_load_i32(p, dt));
+    }
+    acc.v[l] = a;
+  }
+  return acc;
+}
+
+/* ---- compile-time checks ---------------------------------------------------------------------------------- */
+
+#define KBD__RED_OP_OK(op)                                                                                       \
+  KBD_STATIC_ASSERT((op) >= KBD_RED_SUM && (op) <= KBD_RED_XOR,                                                  \
+                    "kbd: reduction op must be a constant KBD_RED_SUM/MAX/MIN/AND/OR/XOR")
+#define KBD__RED_BITS_DT(dt, op, DT, NAME)                                                                       \
+  KBD_STATIC_ASSERT(!((dt) == KBD_DT_##DT && (op) == KBD_RED_AND),                                               \
+                    "kbd: reduction KBD_RED_AND is not defined for dtype " #DT " (bitwise ops need i32)");      \
+  KBD_STATIC_ASSERT(!((dt) == KBD_DT_##DT && (op) == KBD_RED_OR),                                                \
+                    "kbd: reduction KBD_RED_OR is not defined for dtype " #DT " (bitwise ops need i32)");       \
+  KBD_STATIC_ASSERT(!((dt) == KBD_DT_##DT && (op) == KBD_RED_XOR),                                               \
+                    "kbd: reduction KBD_RED_XOR is not defined for dtype " #DT " (bitwise ops need i32)")
+#define KBD__RED_DT_OK(dt, op)                                                                                   \
+  KBD__RED_OP_OK(op);                                                                                            \
+  KBD__RED_BITS_DT(dt, op, f32, f32);                                                                            \
+  KBD__RED_BITS_DT(dt, op, f16, f16);                                                                            \
+  KBD__RED_BITS_DT(dt, op, bf16, bf16);                                                                          \
+  KBD__RED_BITS_DT(dt, op, e4m3, e4m3);                                                                          \
+  KBD__RED_BITS_DT(dt, op, e5m2, e5m2)
+#define KBD__LANES_DT(x) (KBD__LANES_FLOAT(x) ? KBD_DT_f32 : KBD_DT_i32)
+#define KBD__RED_SCOPE_OK(t)                                                                                     \
+  KBD_STATIC_ASSERT(KBD_SCOPE(t) == KBD_WARP || KBD_SCOPE(t) == KBD_WARPGROUP || KBD_SCOPE(t) == KBD_CTA,         \
+                    "kbd: reductions are over KBD_WARP, KBD_WARPGROUP or KBD_CTA tiles")
+
+/* Bits of a lanes struct (f32 or i32) as kbd_lanes_b32 and back. */
+#define KBD__TO_B32(dst, x)                                                                                      \
+  for (int kbd_tl_ = 0; kbd_tl_ < KBD_LANES_HELD; ++kbd_tl_) memcpy(&(dst).v[kbd_tl_], &(x).v[kbd_tl_], 4)
+#define KBD__FROM_B32(x, src)                                                                                    \
+  for (int kbd_tl_ = 0; kbd_tl_ < KBD_LANES_HELD; ++kbd_tl_) memcpy(&(x).v[kbd_tl_], &(src).v[kbd_tl_], 4)
+
+/* A reduction result bits -> the caller's scalar (float for float kinds, int32_t for i32). */
+#define KBD__RED_STORE(dst, bits, fl)                                                                            \
+  do {                                                                                                           \
+    const uint32_t kbd_rb_ = (bits);                                                                             \
+    if (fl)                                                                                                      \
+      (dst) = kbd_cvt_bits_f32(kbd_rb_);                                                                         \
+    else                                                                                                         \
+      (dst) = (int32_t)kbd_rb_;                                                                                  \
+  } while (0)
+
+/* ---- public macros ------------------------------------------------------------------------------------------ */
+
+#define KBD__LANES_REDUCE(dst, x, op, scope)                                                                     \
+  do {                                                                                                           \
+    KBD__RED_DT_OK(KBD__LANES_DT(x), op);                                                                        \
+    kbd_lanes_b32 kbd_rx_;                                                                                       \
+    KBD__TO_B32(kbd_rx_, x);                                                                                     \
+    KBD__RED_STORE(dst,                                                                                          \
+                   kbd_scope_reduce_b32_(kbd_rx_, (op), KBD__LANES_FLOAT(x), (scope), KBD_BLOCK_THREADS,        \
+                                         __FILE__, __LINE__),                                                    \
+                   KBD__LANES_FLOAT(x));                                                                         \
+  } while (0)
+
+#define kbd_warp_reduce(dst, x, op) KBD__LANES_REDUCE(dst, x, op, KBD_WARP)
+#define kbd_warpgroup_reduce(dst, x, op)                                                                         \
+  do {                                                                                                           \
+    KBD_STATIC_ASSERT(KBD_BLOCK_THREADS % KBD_WARPGROUP == 0,                                                    \
+                      "kbd: kbd_warpgroup_reduce needs a block of whole warpgroups (a multiple of 128 threads)");\
+    KBD__LANES_REDUCE(dst, x, op, KBD_WARPGROUP);                                                                \
+  } while (0)
+#define kbd_cta_reduce(dst, x, op) KBD__LANES_REDUCE(dst, x, op, KBD_BLOCK_THREADS)
+
+/* lanes = the per-thread fold of tile t (kbd_lanes_f32 for float tiles, kbd_lanes_i32 for i32). */
+#define kbd_thread_reduce(lanes, t, op)                                                                          \
+  do {                                                                                                           \
+    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                            \
+    KBD_STATIC_ASSERT(KBD__LANES_FLOAT(lanes) == KBD_DT_IS_FLOAT(KBD_DTYPE(t)),                                  \
+                      "kbd: kbd_thread_reduce: use kbd_lanes_f32 for float tiles, kbd_lanes_i32 for i32 tiles"); \
+    const kbd_lanes_b32 kbd_rf_ =                                                                                \
+        kbd_frag_fold_b32_((t).v, KBD_DTYPE(t), KBD_NPT(t), (op), KBD_DT_IS_FLOAT(KBD_DTYPE(t)));               \
+    KBD__FROM_B32(lanes, kbd_rf_);                                                                               \
+  } while (0)
+
+/* dst = op over all R x C elements of t, available in every thread of t's scope. */
+#define kbd_reduce(dst, t, op)                                                                                   \
+  do {                                                                                                           \
+    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                            \
+    KBD__RED_SCOPE_OK(t);                                                                                        \
+    const int kbd_rfl_ = KBD_DT_IS_FLOAT(KBD_DTYPE(t));                                                          \
+    KBD__RED_STORE(dst,                                                                                          \
+                   kbd_scope_reduce_b32_(kbd_frag_fold_b32_((t).v, KBD_DTYPE(t), KBD_NPT(t), (op), kbd_rfl_),   \
+                                         (op), kbd_rfl_, KBD_SCOPE(t), KBD_BLOCK_THREADS, __FILE__, __LINE__),   \
+                   kbd_rfl_);                                                                                    \
+  } while (0)
+
+/* 1 x C tile t, loaded from [start, start + C) of an n-element array: elements at positions outside
+ * [0, n) become op's empty result (sum 0, max -inf, min +inf, i32 limits), so a masked tail does not
+ * change the reduction. kbd_load reads those positions as 0, which is right only for sums. */
+#define kbd_pad_1d(t, n, start, op)                                                                              \
+  do {                                                                                                           \
+    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                            \
+    KBD_STATIC_ASSERT(KBD_ROWS(t) == 1, "kbd: kbd_pad_1d is for 1 x C tiles");                                   \
+    const kbd_tile_shape kbd_ps_ = KBD__SHAPE(t);                                                                \
+    const long long kbd_pn_ = (long long)(n), kbd_p0_ = (long long)(start);                                      \
+    for (int kbd_pl_ = 0; kbd_pl_ < KBD_LANES_HELD; ++kbd_pl_) {                                                 \
+      const int kbd_pt_ = KBD__TID(t, kbd_pl_);                                                                  \
+      KBD_UNROLL for (int kbd_pi_ = 0; kbd_pi_ < KBD_NPT(t); ++kbd_pi_) {                                        \
+        const long long kbd_pg_ = kbd_p0_ + kbd_tile_coord(kbd_ps_, kbd_pt_, kbd_pi_).col;                       \
+        if (kbd_pg_ < 0 || kbd_pg_ >= kbd_pn_) {                                                                 \
+          if (KBD_DT_IS_FLOAT(KBD_DTYPE(t)))                                                                     \
+            kbd_dt_store_f32(&(t).v[kbd_pl_][kbd_pi_], KBD_DTYPE(t), kbd_red_empty_f32(op));                     \
+          else                                                                                                   \
+            kbd_dt_store_i32(&(t).v[kbd_pl_][kbd_pi_], KBD_DTYPE(t), kbd_red_empty_i32(op));                     \
+        }                                                                                                        \
+      }                                                                                                          \
+    }                                                                                                            \
+  } while (0)
+
+#endif /* KBD_REDUCE_H */

@@ -1,0 +1,156 @@
+/* test_global.c - global memory on the CPU machine: tile loads/stores are checked against kbd_malloc's
+ * allocations (file:line on overrun), masking keeps in-bounds accesses legal, and kbd_malloc/kbd_free
+ * reject bad arguments. */
+#include <kbd/tile.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "machine_test.h"
+
+#define TN 128 /* tile columns */
+#define ALLOC_N 100
+
+typedef struct {
+  const float *in;
+  float *out;
+  long long n_in, n_out, start;
+} gb_params;
+
+static int gb_load_line, gb_store_line;
+
+/* out[start + i] = 2 * in[start + i] for the tile's TN columns, masked to n_in / n_out. */
+KBD_KERNEL(copy2_k, 32, gb_params) {
+  KBD_TILE(f32, 1, TN, KBD_WARP) t;
+  MT_MARK(gb_load_line); kbd_load(t, p.in, p.n_in, p.start);
+  kbd_mul_s(t, t, 2.0f);
+  MT_MARK(gb_store_line); kbd_store(t, p.out, p.n_out, p.start);
+}
+
+typedef struct {
+  float *in, *out;
+  float host_in[ALLOC_N];
+} gb_fixture;
+
+static int gb_setup(void **state) {
+  mt_group_setup(state);
+  gb_fixture *f = (gb_fixture *)calloc(1, sizeof *f);
+  if (!f) return -1;
+  for (int i = 0; i < ALLOC_N; ++i) f->host_in[i] = (float)(i + 1);
+  if (!kbd_ok(kbd_malloc((void **)&f->in, ALLOC_N * sizeof(float)))) return -1;
+  if (!kbd_ok(kbd_malloc((void **)&f->out, ALLOC_N * sizeof(float)))) return -1;
+  if (!kbd_ok(kbd_copy_to_device(f->in, f->host_in, sizeof f->host_in))) return -1;
+  *state = f;
+  return 0;
+}
+
+static int gb_teardown(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  const int ok = kbd_ok(kbd_free(f->in)) && kbd_ok(kbd_free(f->out));
+  free(f);
+  return ok ? 0 : -1;
+}
+
+static kbd_status run_copy(gb_fixture *f, long long n_in, long long n_out, long long start) {
+  gb_params p = {f->in, f->out, n_in, n_out, start};
+  return copy2_k(kbd_cfg(kbd_dim(1, 1, 1), 0, NULL), p);
+}
+
+static void test_load_past_allocation(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  kbd_status s = run_copy(f, TN, ALLOC_N, 0); /* 128 floats read from a 100-float allocation */
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, MT_LINE(gb_load_line));
+  MT_ASSERT_HAS(s, "kbd_load touches bytes [0, 512) of a 400-byte allocation made by kbd_malloc");
+  /* n beyond the allocation but a tile window that ends before its end is fine ... */
+  MT_ASSERT_OK(run_copy(f, 1000, ALLOC_N, -40));
+  /* ... one that ends 4 bytes past it is not */
+  s = run_copy(f, 1000, ALLOC_N, -27);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_HAS(s, "bytes [0, 404)");
+}
+
+static void test_store_past_allocation(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  kbd_status s = run_copy(f, ALLOC_N, TN, 0);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, MT_LINE(gb_store_line));
+  MT_ASSERT_HAS(s, "kbd_store touches bytes [0, 512) of a 400-byte allocation made by kbd_malloc");
+}
+
+static void test_masked_access_within_allocation(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  float host[ALLOC_N];
+  MT_ASSERT_OK(kbd_memset_device(f->out, 0, ALLOC_N * sizeof(float)));
+  MT_ASSERT_OK(run_copy(f, ALLOC_N, ALLOC_N, 0)); /* the tile hangs 28 floats over n: masked */
+  MT_ASSERT_OK(kbd_copy_to_host(host, f->out, sizeof host));
+  for (int i = 0; i < ALLOC_N; ++i) assert_true(host[i] == 2.0f * (float)(i + 1));
+  /* a window starting 28 floats before the array: elements 0..99 of the tile map to -28..99 */
+  MT_ASSERT_OK(kbd_memset_device(f->out, 0, ALLOC_N * sizeof(float)));
+  MT_ASSERT_OK(run_copy(f, ALLOC_N, ALLOC_N, -28));
+  MT_ASSERT_OK(kbd_copy_to_host(host, f->out, sizeof host));
+  for (int i = 0; i < ALLOC_N; ++i) assert_true(host[i] == 2.0f * (float)(i + 1));
+}
+
+static void test_free_errors(void **state) {
+  (void)state;
+  int local = 0;
+  kbd_status s = kbd_free(&local);
+  MT_ASSERT_CODE(s, KBD_ERR_INVALID);
+  MT_ASSERT_HAS(s, "was not returned by kbd_malloc");
+
+  void *host = malloc(64);
+  assert_non_null(host);
+  MT_ASSERT_CODE(kbd_free(host), KBD_ERR_INVALID);
+  free(host);
+
+  void *p = NULL;
+  MT_ASSERT_OK(kbd_malloc(&p, 64));
+  assert_non_null(p);
+  assert_int_equal((uintptr_t)p % 256, 0);
+  MT_ASSERT_CODE(kbd_free((char *)p + 16), KBD_ERR_INVALID); /* interior pointer */
+  MT_ASSERT_OK(kbd_free(p));
+  s = kbd_free(p); /* double free */
+  MT_ASSERT_CODE(s, KBD_ERR_INVALID);
+  MT_ASSERT_HAS(s, "or was freed already");
+
+  MT_ASSERT_OK(kbd_free(NULL));
+  s = kbd_malloc(NULL, 4);
+  MT_ASSERT_CODE(s, KBD_ERR_INVALID);
+  MT_ASSERT_HAS(s, "kbd_malloc: NULL output pointer");
+
+  MT_ASSERT_OK(kbd_malloc(&p, 0)); /* a valid pointer no access may touch */
+  assert_non_null(p);
+  MT_ASSERT_OK(kbd_free(p));
+}
+
+/* A kbd_malloc of 0 bytes: any tile access that touches it is out of bounds, one that touches nothing
+ * (n = 0) is fine. */
+static void test_zero_byte_allocation(void **state) {
+  (void)state;
+  float *z = NULL, *out = NULL;
+  MT_ASSERT_OK(kbd_malloc((void **)&z, 0));
+  MT_ASSERT_OK(kbd_malloc((void **)&out, TN * sizeof(float)));
+  gb_params p = {z, out, 0, TN, 0};
+  MT_ASSERT_OK(copy2_k(kbd_cfg(kbd_dim(1, 1, 1), 0, NULL), p));
+  p.n_in = 1;
+  kbd_status s = copy2_k(kbd_cfg(kbd_dim(1, 1, 1), 0, NULL), p);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, MT_LINE(gb_load_line));
+  MT_ASSERT_OK(kbd_free(z));
+  MT_ASSERT_OK(kbd_free(out));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_load_past_allocation, gb_setup, gb_teardown),
+      cmocka_unit_test_setup_teardown(test_store_past_allocation, gb_setup, gb_teardown),
+      cmocka_unit_test_setup_teardown(test_masked_access_within_allocation, gb_setup, gb_teardown),
+      MT_TEST(test_free_errors),
+      MT_TEST(test_zero_byte_allocation),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
