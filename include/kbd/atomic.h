@@ -3,6 +3,7 @@
  *   kbd_ld_acquire_u32(p) / _u64     ld.acquire.gpu.global.u32 / .u64
  *   kbd_st_release_u32(p, v) / _u64  st.release.gpu.global.u32 / .u64
  *   kbd_atomic_add_u32(p, v)         atom.global.add.u32       (relaxed, returns the old value)
+ *   kbd_atomic_add_acq_rel_u32(p, v) atom.acq_rel.gpu.global.add.u32
  *   kbd_atomic_add_u64(p, v)         atom.global.add.u64
  *   kbd_atomic_add_f32(p, v)         atom.global.add.f32
  *   KBD_SPIN_UNTIL(cond)             poll until cond holds (a block waiting for another block)
@@ -45,6 +46,11 @@ KBD_DEV void kbd_st_release_u64(uint64_t *p, uint64_t v) {
 }
 KBD_DEV uint32_t kbd_atomic_add_u32(uint32_t *p, uint32_t v) {
   uint32_t old = __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+  kbd_cpu_note_progress();
+  return old;
+}
+KBD_DEV uint32_t kbd_atomic_add_acq_rel_u32(uint32_t *p, uint32_t v) {
+  uint32_t old = __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
   kbd_cpu_note_progress();
   return old;
 }
@@ -99,6 +105,13 @@ KBD_DEV void kbd_st_release_u64(uint64_t *p, uint64_t v) {
 KBD_DEV uint32_t kbd_atomic_add_u32(uint32_t *p, uint32_t v) {
   uint32_t old;
   asm volatile("atom.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+/* atom.acq_rel.gpu.global.add.u32 d, [a], b; - orders this thread's earlier writes before, and later
+ * reads after, the atomic (the "last block done" pattern). */
+KBD_DEV uint32_t kbd_atomic_add_acq_rel_u32(uint32_t *p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
 /* atom.global.add.u64 d, [a], b; */

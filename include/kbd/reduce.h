@@ -31,6 +31,8 @@
 #ifndef KBD_REDUCE_H
 #define KBD_REDUCE_H
 
+#include "config.h" /* first: it sets the feature macros system headers read */
+
 #include <math.h>
 
 #include "ptx/minmax.h"
@@ -44,7 +46,7 @@
 #define KBD_REDUCE_WG_BARRIER 8
 #endif
 
-enum { KBD_RED_SUM = 1, KBD_RED_MAX, KBD_RED_MIN, KBD_RED_AND, KBD_RED_OR, KBD_RED_XOR };
+#include "ops.h" /* KBD_RED_SUM ... KBD_RED_XOR */
 
 /* One 32-bit value per lane of the running warp: v[32] on the CPU (the fiber holds all lanes), v[1] on
  * the GPU (the thread's own). kbd_meta_ marks the element kind (float 2, int 1) for compile-time checks. */
@@ -78,7 +80,7 @@ KBD_HD float kbd_fmax_ptx(float a, float b) {
 #else
   if (a != a) return b != b ? kbd_cvt_bits_f32(0x7fffffffu) : b;
   if (b != b) return a;
-  if (a == b) return signbit(a) ? b : a; /* equal: only the sign of a zero can differ; +0 wins */
+  if (a == b) return a; /* equal: only the sign of a zero can differ; +0 wins */
   return a > b ? a : b;
 #endif
 }
