@@ -100,14 +100,14 @@ static inline kbd_status kbd_cuda_status(cudaError_t e, const char *what) {
 #if KBD_MODE_CPU
 /* Per-lane code. CPU: all 32 lanes of the running warp in order. */
 #define KBD_FOR_LANES(lane) for (int lane = 0; lane < KBD_WARP_SIZE; ++lane)
-KBD_DEV int kbd_warp_id(void) { return kbd_cpu_cur->id; }
-KBD_DEV unsigned kbd_block_x(void) { return kbd_cpu_cur->cta->bx; }
-KBD_DEV unsigned kbd_block_y(void) { return kbd_cpu_cur->cta->by; }
-KBD_DEV unsigned kbd_block_z(void) { return kbd_cpu_cur->cta->bz; }
-KBD_DEV unsigned kbd_grid_x(void) { return kbd_cpu_cur->cta->L->cfg.grid.x; }
-KBD_DEV unsigned kbd_grid_y(void) { return kbd_cpu_cur->cta->L->cfg.grid.y; }
-KBD_DEV unsigned kbd_grid_z(void) { return kbd_cpu_cur->cta->L->cfg.grid.z; }
-KBD_DEV size_t kbd_dynamic_smem_bytes(void) { return kbd_cpu_cur->cta->dyn_bytes; }
+KBD_DEV int kbd_warp_id(void) { return kbd_cpu_self()->id; }
+KBD_DEV unsigned kbd_block_x(void) { return kbd_cpu_self()->cta->bx; }
+KBD_DEV unsigned kbd_block_y(void) { return kbd_cpu_self()->cta->by; }
+KBD_DEV unsigned kbd_block_z(void) { return kbd_cpu_self()->cta->bz; }
+KBD_DEV unsigned kbd_grid_x(void) { return kbd_cpu_self()->cta->L->cfg.grid.x; }
+KBD_DEV unsigned kbd_grid_y(void) { return kbd_cpu_self()->cta->L->cfg.grid.y; }
+KBD_DEV unsigned kbd_grid_z(void) { return kbd_cpu_self()->cta->L->cfg.grid.z; }
+KBD_DEV size_t kbd_dynamic_smem_bytes(void) { return kbd_cpu_self()->cta->dyn_bytes; }
 #elif KBD_MODE_CUDA
 /* GPU: the loop runs once with the thread's own lane; nvcc removes it. */
 #define KBD_FOR_LANES(lane)                                                                                      \

@@ -23,7 +23,7 @@
   static const char name##_kbd_site_ = 0;                                                                         \
   type *name = (type *)kbd_cpu_smem_static(&name##_kbd_site_, sizeof(type) * (size_t)(count), (align), __FILE__, \
                                             __LINE__)
-KBD_DEV void *kbd_dynamic_smem(void) { return kbd_cpu_cur->cta->smem; }
+KBD_DEV void *kbd_dynamic_smem(void) { return kbd_cpu_self()->cta->smem; }
 
 #elif KBD_MODE_CUDA
 #define KBD_SHARED_ALIGNED(type, name, count, align)                                                              \

@@ -26,7 +26,8 @@ typedef enum kbd_code {
   KBD_ERR_KERNEL = 9     /* CPU machine: other fault raised inside a kernel (kbd_trap) */
 } kbd_code;
 
-#define KBD_STATUS_MSG_LEN 512
+/* Room for a deadlock report of a full 32-warp block (grouped by wait site when it would not fit). */
+#define KBD_STATUS_MSG_LEN 1024
 
 typedef struct kbd_status {
   kbd_code code;

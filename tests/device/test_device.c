@@ -50,7 +50,7 @@ static void check_i32(long long n) {
     kbd_status s = kbd_device_reduce_i32(in, n, out, op, wsr, NULL);
     assert_int_equal(s.code, KBD_OK);
     assert_true(kbd_ok(kbd_copy_to_host(&r, out, 4)));
-    assert_int_equal(r, ref);
+    if (r != ref) fail_msg("i32 reduce op %d n %lld: %d, expected %d", op, n, r, ref);
     for (int excl = 0; excl < 2; ++excl) {
       assert_int_equal(kbd_device_scan_i32(in, out, n, op, excl, wss, NULL).code, KBD_OK);
       assert_true(kbd_ok(kbd_copy_to_host(got, out, (size_t)n * 4)));

@@ -93,16 +93,18 @@ static void test_warps_on_different_barriers_deadlock(void **state) {
 #define GRID_X 4
 #define GRID_Y 3
 #define NBLK (GRID_X * GRID_Y)
-#define SLOW_BAD 5 /* linear block 5 = (1,1,0): many barriers, then deadlocks */
-#define FAST_BAD 6 /* linear block 6 = (2,1,0): deadlocks at once */
+#define SLOW_BAD 5 /* linear block 5 = (1,1,0): many barriers (milliseconds), then deadlocks */
+#define FAST_BAD 6 /* linear block 6 = (2,1,0): deadlocks at once, so with several host threads it is
+                    * usually reported to the launch before block 5 */
+#define SLOW_ROUNDS 20000
 
 static int grid_bad_line;
 
 KBD_KERNEL(grid_dl, 128, dl_params) {
   const int lin = (int)(kbd_block_x() + kbd_grid_x() * kbd_block_y());
   const int w = kbd_warp_id();
-  if (lin != FAST_BAD)
-    for (int i = 0; i < 200; ++i) kbd_sync();
+  const int rounds = lin == SLOW_BAD ? SLOW_ROUNDS : lin == FAST_BAD ? 0 : 20;
+  for (int i = 0; i < rounds; ++i) kbd_sync();
   if (lin == SLOW_BAD || lin == FAST_BAD) {
     if (w != 1) {
       MT_MARK(grid_bad_line); kbd_sync();
@@ -119,8 +121,8 @@ static void test_deadlock_in_one_block_of_grid(void **state) {
   MT_ASSERT_OK(kbd_malloc((void **)&done, NBLK * sizeof *done));
   const long threads[] = {1, 2, 3, 8};
   for (int ti = 0; ti < 4; ++ti)
-    for (int rep = 0; rep < 5; ++rep) {
-      mt_env(threads[ti], rep == 4 ? 3 : 0);
+    for (int rep = 0; rep < 4; ++rep) {
+      mt_env(threads[ti], rep == 3 ? 3 : 0);
       memset(done, 0, NBLK * sizeof *done);
       dl_params p = {done};
       kbd_status s = grid_dl(kbd_cfg(kbd_dim(GRID_X, GRID_Y, 1), 0, NULL), p);
@@ -159,12 +161,34 @@ static void test_grid_without_deadlock_passes(void **state) {
   MT_ASSERT_OK(kbd_free(done));
 }
 
+#if 1 /* formerly known bugs, fixed in machine.h */
+/* Known bug: the deadlock report of an 8-warp block overflows the 512-byte status message, so the warp that
+ * caused it (the one that exited) and the kernel/block suffix are cut off (see the test report). */
+KBD_KERNEL(skip_sync8, 256, dl_params) {
+  if (kbd_warp_id() != 7) kbd_sync();
+  __atomic_fetch_add(&p.done[kbd_block_x()], 1, __ATOMIC_RELAXED);
+}
+
+static void test_deadlock_report_of_8_warps_complete(void **state) {
+  (void)state;
+  int done = 0;
+  dl_params p = {&done};
+  kbd_status s = skip_sync8(kbd_cfg(kbd_dim(1, 1, 1), 0, NULL), p);
+  MT_ASSERT_CODE(s, KBD_ERR_DEADLOCK);
+  MT_ASSERT_HAS(s, "warp 7 has exited");
+  MT_ASSERT_HAS(s, "[kernel skip_sync8, block (0,0,0)]");
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       MT_TEST(test_warp_skipping_sync_deadlocks),
       MT_TEST(test_warps_on_different_barriers_deadlock),
       MT_TEST(test_deadlock_in_one_block_of_grid),
       MT_TEST(test_grid_without_deadlock_passes),
+#if 1 /* formerly known bugs, fixed in machine.h */
+      MT_TEST(test_deadlock_report_of_8_warps_complete),
+#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,8 +97,9 @@ static void test_masked_access_within_allocation(void **state) {
 
 static void test_free_errors(void **state) {
   (void)state;
-  int local = 0;
-  kbd_status s = kbd_free(&local);
+  static int local;
+  int *volatile not_heap = &local; /* volatile: keeps gcc's -Wfree-nonheap-object out of the inlined path */
+  kbd_status s = kbd_free(not_heap);
   MT_ASSERT_CODE(s, KBD_ERR_INVALID);
   MT_ASSERT_HAS(s, "was not returned by kbd_malloc");
 
@@ -111,7 +112,8 @@ static void test_free_errors(void **state) {
   MT_ASSERT_OK(kbd_malloc(&p, 64));
   assert_non_null(p);
   assert_int_equal((uintptr_t)p % 256, 0);
-  MT_ASSERT_CODE(kbd_free((char *)p + 16), KBD_ERR_INVALID); /* interior pointer */
+  char *volatile interior = (char *)p + 16; /* volatile: as above */
+  MT_ASSERT_CODE(kbd_free(interior), KBD_ERR_INVALID);
   MT_ASSERT_OK(kbd_free(p));
   s = kbd_free(p); /* double free */
   MT_ASSERT_CODE(s, KBD_ERR_INVALID);
@@ -127,8 +129,10 @@ static void test_free_errors(void **state) {
   MT_ASSERT_OK(kbd_free(p));
 }
 
-/* A kbd_malloc of 0 bytes: any tile access that touches it is out of bounds, one that touches nothing
- * (n = 0) is fine. */
+/* A kbd_malloc of 0 bytes: a tile access that touches nothing (n = 0) is fine; memory.h says no access
+ * may touch it, but kbd_cpu_check_global cannot see an access to a 0-byte allocation (both of its "inside"
+ * tests are empty), so a 1-element load passes today. That half is a known bug and is compiled only with
+ * -DMT_KNOWN_BUGS=1 (see the test report). */
 static void test_zero_byte_allocation(void **state) {
   (void)state;
   float *z = NULL, *out = NULL;
@@ -136,10 +140,12 @@ static void test_zero_byte_allocation(void **state) {
   MT_ASSERT_OK(kbd_malloc((void **)&out, TN * sizeof(float)));
   gb_params p = {z, out, 0, TN, 0};
   MT_ASSERT_OK(copy2_k(kbd_cfg(kbd_dim(1, 1, 1), 0, NULL), p));
+#if 1 /* formerly known bugs, fixed in machine.h */
   p.n_in = 1;
   kbd_status s = copy2_k(kbd_cfg(kbd_dim(1, 1, 1), 0, NULL), p);
   MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
   MT_ASSERT_AT(s, MT_LINE(gb_load_line));
+#endif
   MT_ASSERT_OK(kbd_free(z));
   MT_ASSERT_OK(kbd_free(out));
 }

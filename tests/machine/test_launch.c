@@ -8,8 +8,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "machine_test.h"
@@ -81,6 +84,56 @@ static void test_direct_launch_thread_counts(void **state) {
     assert_int_equal(count, 3 * good[i] / 32); /* one body run per warp */
   }
   MT_ASSERT_CODE(kbd_cpu_launch_kernel(NULL, 64, count_k_kbd_entry, &p, "direct"), KBD_ERR_INVALID);
+}
+
+/* ---- KBD_CPU_THREADS ---------------------------------------------------------------------------------------- */
+
+#define HT_BLOCKS 4
+
+typedef struct {
+  pthread_t *who;   /* [block]: the host thread that ran it */
+  int *arrived;     /* blocks that have started */
+  int *all_met;     /* [block]: saw every block started at once */
+  int wait_for_all; /* spin (bounded) until HT_BLOCKS blocks run concurrently */
+} ht_params;
+
+KBD_KERNEL(host_thread_k, 32, ht_params) {
+  const unsigned b = kbd_block_x();
+  p.who[b] = pthread_self();
+  __atomic_fetch_add(p.arrived, 1, __ATOMIC_ACQ_REL);
+  if (p.wait_for_all) {
+    struct timespec t0, t;
+    timespec_get(&t0, TIME_UTC);
+    for (;;) {
+      if (__atomic_load_n(p.arrived, __ATOMIC_ACQUIRE) == HT_BLOCKS) {
+        p.all_met[b] = 1;
+        break;
+      }
+      timespec_get(&t, TIME_UTC);
+      if (t.tv_sec - t0.tv_sec > 3) break; /* not concurrent: give up, the test fails */
+      sched_yield();
+    }
+  }
+}
+
+static void test_host_thread_count(void **state) {
+  (void)state;
+  pthread_t who[HT_BLOCKS];
+  int arrived = 0, all_met[HT_BLOCKS] = {0};
+  ht_params p = {who, &arrived, all_met, 0};
+  /* One host thread: every block runs on the same thread. */
+  mt_env(1, 0);
+  MT_ASSERT_OK(host_thread_k(kbd_cfg(kbd_dim(HT_BLOCKS, 1, 1), 0, NULL), p));
+  for (int b = 1; b < HT_BLOCKS; ++b) assert_true(pthread_equal(who[b], who[0]));
+  /* Four host threads: all four blocks are in flight at once, each on its own thread. */
+  mt_env(HT_BLOCKS, 0);
+  arrived = 0;
+  p.wait_for_all = 1;
+  MT_ASSERT_OK(host_thread_k(kbd_cfg(kbd_dim(HT_BLOCKS, 1, 1), 0, NULL), p));
+  for (int b = 0; b < HT_BLOCKS; ++b) {
+    if (!all_met[b]) fail_msg("KBD_CPU_THREADS=%d: block %d never saw all blocks running together", HT_BLOCKS, b);
+    for (int c = 0; c < b; ++c) assert_false(pthread_equal(who[b], who[c]));
+  }
 }
 
 /* ---- shared-memory limit ----------------------------------------------------------------------------------- */
@@ -326,6 +379,7 @@ int main(void) {
       MT_TEST(test_empty_grid_is_invalid),
       MT_TEST(test_grid_dimension_limits),
       MT_TEST(test_direct_launch_thread_counts),
+      MT_TEST(test_host_thread_count),
       MT_TEST(test_dynamic_smem_limit),
       MT_TEST(test_static_plus_dynamic_smem_limit),
       MT_TEST(test_trap_reports_kernel_fault),

@@ -85,6 +85,7 @@ typedef struct kbd_cpu_cta {
   uint64_t rng;
   kbd_fiber sched;
   kbd_stack_pool stacks;
+  struct kbd_cpu_cta *next; /* free list of recycled block states */
   unsigned char *smem; /* KBD_MAX_SMEM_BYTES, 1024-byte aligned */
   size_t dyn_bytes;    /* dynamic shared memory sits at offset 0 */
   size_t smem_top;     /* end of dynamic + static allocations */
@@ -117,6 +118,17 @@ typedef struct kbd_cpu_launch {
  * matter how many translation units include kbd (a `static` would be one copy per TU). */
 KBD_WEAK __thread kbd_cpu_warp *kbd_cpu_cur = NULL;
 
+/* The running warp; kernel-only functions called from host code stop here with a message instead of
+ * dereferencing NULL. */
+static inline kbd_cpu_warp *kbd_cpu_self(void) {
+  kbd_cpu_warp *w = kbd_cpu_cur;
+  if (KBD_UNLIKELY(!w)) {
+    fprintf(stderr, "kbd: a kernel-only function (index, barrier, shared memory) was called outside a kernel\n");
+    abort();
+  }
+  return w;
+}
+
 /* ---- environment --------------------------------------------------------------------------------- */
 
 static inline long kbd_cpu_env_long(const char *name, long dflt) {
@@ -143,7 +155,10 @@ static inline void kbd_cpu_record(kbd_cpu_cta *cta, kbd_code code, const char *t
    * failure is the same for any host-thread count. */
   if (cta->linear < L->fail_block) {
     __atomic_store_n(&L->fail_block, cta->linear, __ATOMIC_RELEASE);
-    L->status = kbd_status_make(code, "%s [kernel %s, block (%u,%u,%u)]", text, L->name, cta->bx, cta->by, cta->bz);
+    char suffix[160];
+    const int ns = snprintf(suffix, sizeof suffix, " [kernel %s, block (%u,%u,%u)]", L->name, cta->bx, cta->by, cta->bz);
+    /* The text is cut, never the suffix that says where it happened. */
+    L->status = kbd_status_make(code, "%.*s%s", (int)(KBD_STATUS_MSG_LEN - 1 - ns), text, suffix);
   }
   pthread_mutex_unlock(&L->mu);
   cta->failed = 1;
@@ -217,20 +232,44 @@ static inline void kbd_cpu_warp_main(void *arg) {
   abort();
 }
 
-/* Describe every unfinished warp of `cta` into text (used by both deadlock reports). */
+/* One warp's part of a deadlock report ("" for a running or faulted warp). */
+static inline int kbd_cpu_warp_wait(const kbd_cpu_cta *cta, int i, char *buf, size_t cap) {
+  const kbd_cpu_warp *w = &cta->warps[i];
+  if (w->state == KBD_CPU_W_BLOCKED) {
+    const kbd_cpu_barrier *b = &cta->bars[w->wait_bar];
+    return snprintf(buf, cap, "waits at %s:%d on barrier %d (%d of %d threads arrived);", w->wait_file, w->wait_line,
+                    w->wait_bar, b->arrived, b->expected);
+  }
+  if (w->state == KBD_CPU_W_READY && w->spinning)
+    return snprintf(buf, cap, "spins at %s:%d waiting for another block;", w->wait_file, w->wait_line);
+  buf[0] = '\0';
+  return 0;
+}
+
+/* Describe every unfinished warp of `cta` into text: exited warps first (usually the culprit), then each
+ * waiting warp; when that would not fit, runs of warps waiting at the same place are merged. */
 static inline size_t kbd_cpu_describe(const kbd_cpu_cta *cta, char *text, size_t n, size_t cap) {
-  for (int i = 0; i < cta->nwarps && n < cap; ++i) {
-    const kbd_cpu_warp *w = &cta->warps[i];
-    if (w->state == KBD_CPU_W_BLOCKED) {
-      const kbd_cpu_barrier *b = &cta->bars[w->wait_bar];
-      n += (size_t)snprintf(text + n, cap - n, " warp %d waits at %s:%d on barrier %d (%d of %d threads arrived);", i,
-                            w->wait_file, w->wait_line, w->wait_bar, b->arrived, b->expected);
-    } else if (w->state == KBD_CPU_W_READY && w->spinning) {
-      n += (size_t)snprintf(text + n, cap - n, " warp %d spins at %s:%d waiting for another block;", i, w->wait_file,
-                            w->wait_line);
-    } else if (w->state == KBD_CPU_W_DONE) {
-      n += (size_t)snprintf(text + n, cap - n, " warp %d has exited;", i);
+  for (int i = 0; i < cta->nwarps && n < cap; ++i)
+    if (cta->warps[i].state == KBD_CPU_W_DONE) n += (size_t)snprintf(text + n, cap - n, " warp %d has exited;", i);
+  const size_t start = n < cap ? n : cap;
+  for (int pass = 0; pass < 2; ++pass) {
+    n = start;
+    for (int i = 0; i < cta->nwarps && n < cap;) {
+      char what[256], next[256];
+      if (!kbd_cpu_warp_wait(cta, i, what, sizeof what)) {
+        ++i;
+        continue;
+      }
+      int j = i + 1;
+      if (pass == 1)
+        while (j < cta->nwarps && kbd_cpu_warp_wait(cta, j, next, sizeof next) && strcmp(what, next) == 0) ++j;
+      if (j == i + 1)
+        n += (size_t)snprintf(text + n, cap - n, " warp %d %s", i, what);
+      else
+        n += (size_t)snprintf(text + n, cap - n, " warps %d-%d each %s", i, j - 1, what);
+      i = j;
     }
+    if (n + 64 < cap) break; /* fits with room for the kernel/block suffix */
   }
   return n < cap ? n : cap;
 }
@@ -328,19 +367,59 @@ static inline void kbd_cpu_note_progress(void) {
   if (kbd_cpu_cur) __atomic_fetch_add(&kbd_cpu_cur->cta->L->progress, 1ull, __ATOMIC_RELEASE);
 }
 
-static inline void kbd_cpu_cta_free(kbd_cpu_cta *cta) {
-  if (!cta) return;
+/* Block state (fiber stacks + 227 KiB of shared memory) is recycled across launches: allocating it per
+ * launch cost an mmap, 8+ mprotects and fresh page faults every time, which dominated small launches. */
+typedef struct kbd_cpu_cta_cache {
+  pthread_mutex_t mu;
+  kbd_cpu_cta *head;
+  int count;
+} kbd_cpu_cta_cache;
+#define KBD_CPU_CTA_CACHE_MAX 64
+KBD_WEAK kbd_cpu_cta_cache kbd_cpu_ctas = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+
+static inline void kbd_cpu_cta_destroy(kbd_cpu_cta *cta) {
   kbd_stack_pool_free(&cta->stacks);
   free(cta->smem);
   free(cta);
 }
 
+static inline void kbd_cpu_cta_free(kbd_cpu_cta *cta) {
+  if (!cta) return;
+  pthread_mutex_lock(&kbd_cpu_ctas.mu);
+  if (kbd_cpu_ctas.count < KBD_CPU_CTA_CACHE_MAX) {
+    cta->next = kbd_cpu_ctas.head;
+    kbd_cpu_ctas.head = cta;
+    kbd_cpu_ctas.count++;
+    cta = NULL;
+  }
+  pthread_mutex_unlock(&kbd_cpu_ctas.mu);
+  if (cta) kbd_cpu_cta_destroy(cta);
+}
+
 static inline kbd_cpu_cta *kbd_cpu_cta_new(kbd_cpu_launch *L) {
-  kbd_cpu_cta *cta = (kbd_cpu_cta *)calloc(1, sizeof *cta);
+  const size_t nwarps = (size_t)(L->threads / KBD_WARP_SIZE);
+  kbd_cpu_cta *cta = NULL;
+  pthread_mutex_lock(&kbd_cpu_ctas.mu);
+  for (kbd_cpu_cta **pp = &kbd_cpu_ctas.head; *pp; pp = &(*pp)->next) {
+    const kbd_stack_pool *st = &(*pp)->stacks;
+    /* Any cached block with enough stacks of the requested size fits. */
+    if (st->count >= nwarps && st->each >= L->stack_bytes && st->each < L->stack_bytes + KBD_STACK_PAGE) {
+      cta = *pp;
+      *pp = cta->next;
+      kbd_cpu_ctas.count--;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&kbd_cpu_ctas.mu);
+  if (cta) {
+    cta->L = L;
+    return cta;
+  }
+  cta = (kbd_cpu_cta *)calloc(1, sizeof *cta);
   if (!cta) return NULL;
   cta->L = L;
   cta->smem = (unsigned char *)aligned_alloc(1024, KBD_MAX_SMEM_BYTES);
-  if (!cta->smem || !kbd_stack_pool_init(&cta->stacks, (size_t)(L->threads / KBD_WARP_SIZE), L->stack_bytes)) {
+  if (!cta->smem || !kbd_stack_pool_init(&cta->stacks, nwarps, L->stack_bytes)) {
     free(cta->smem);
     free(cta);
     return NULL;
@@ -508,6 +587,7 @@ static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int th
 /* nthreads == 0 means every thread of the block, as in `bar.sync id;`. */
 static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, const char *file, int line) {
   kbd_cpu_warp *w = kbd_cpu_cur;
+  if (!w) kbd_cpu_fault(KBD_ERR_KERNEL, file, line, "barrier called outside a kernel"); /* aborts */
   kbd_cpu_cta *cta = w->cta;
   const int all = cta->nwarps * KBD_WARP_SIZE;
   if (id < 0 || id >= KBD_NUM_NAMED_BARRIERS)
@@ -551,7 +631,7 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, const char
 /* ---- shared memory ---------------------------------------------------------------------------------------- */
 
 static inline void *kbd_cpu_smem_static(const void *key, size_t bytes, size_t align, const char *file, int line) {
-  kbd_cpu_cta *cta = kbd_cpu_cur->cta;
+  kbd_cpu_cta *cta = kbd_cpu_self()->cta;
   for (int i = 0; i < cta->nstatics; ++i)
     if (cta->statics[i].key == key) return cta->smem + cta->statics[i].off;
   if (cta->nstatics == KBD_CPU_MAX_STATICS)
@@ -566,19 +646,30 @@ static inline void *kbd_cpu_smem_static(const void *key, size_t bytes, size_t al
   s->key = key;
   s->off = off;
   s->bytes = bytes;
+  /* Poison from the old top: the alignment gap is not addressable data either. */
+  kbd_cpu_poison(cta->smem, cta->smem_top, off + bytes - cta->smem_top);
   cta->smem_top = off + bytes;
-  kbd_cpu_poison(cta->smem, off, bytes);
   return cta->smem + off;
 }
 
-/* A shared-memory access of [p, p+bytes) by a kbd primitive: inside the block's allocations? */
+/* A shared-memory access of [p, p+bytes) by a kbd primitive: it must lie inside ONE allocation (the
+ * dynamic region or one KBD_SHARED array). On the GPU the arrays sit in another order, so running off
+ * one into its neighbour is a different bug there - report it here. */
 static inline void kbd_cpu_check_smem(const void *p, size_t bytes, const char *file, int line, const char *what) {
   kbd_cpu_cta *cta = kbd_cpu_cur->cta;
-  uintptr_t lo = (uintptr_t)p, base = (uintptr_t)cta->smem;
-  if (lo < base || lo + bytes > base + cta->smem_top)
-    kbd_cpu_fault(KBD_ERR_BOUNDS, file, line,
-                  "%s touches shared-memory bytes [%lld, %lld) but the block has %zu bytes allocated (dynamic %zu)",
-                  what, (long long)(lo - base), (long long)(lo + bytes - base), cta->smem_top, cta->dyn_bytes);
+  const uintptr_t lo = (uintptr_t)p, base = (uintptr_t)cta->smem;
+  const long long off = (long long)(lo - base), end = off + (long long)bytes;
+  if (lo >= base && end <= (long long)cta->dyn_bytes) return;
+  for (int i = 0; i < cta->nstatics; ++i) {
+    const kbd_cpu_static *s = &cta->statics[i];
+    if (off >= (long long)s->off && end <= (long long)(s->off + s->bytes)) return;
+  }
+  if (lo < base || lo >= base + KBD_MAX_SMEM_BYTES)
+    kbd_cpu_fault(KBD_ERR_BOUNDS, file, line, "%s: %p is not a shared-memory address of this block", what, p);
+  kbd_cpu_fault(KBD_ERR_BOUNDS, file, line,
+                "%s touches shared-memory bytes [%lld, %lld), which is not inside one allocation (dynamic: [0, %zu)"
+                "; %d static arrays; %zu bytes in use)",
+                what, off, end, cta->dyn_bytes, cta->nstatics, cta->smem_top);
 }
 
 /* Did a read of `esize`-byte elements see poison? 1-byte types are judged on their aligned 2-byte pair,
@@ -651,7 +742,8 @@ static inline void kbd_cpu_check_global(const void *lo, const void *hi, const ch
   uintptr_t a = (uintptr_t)lo, b = (uintptr_t)hi;
   for (size_t i = 0; i < kbd_cpu_allocs.n; ++i) {
     const kbd_cpu_alloc *r = &kbd_cpu_allocs.v[i];
-    int start_in = a >= r->base && a < r->base + r->bytes;
+    /* A 0-byte allocation still owns its first byte for this test: no access may touch it. */
+    int start_in = a >= r->base && a < r->base + (r->bytes ? r->bytes : 1);
     int end_in = b > r->base && b <= r->base + r->bytes;
     if (start_in && end_in) return;
     if (start_in || end_in)
