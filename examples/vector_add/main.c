@@ -1,15 +1,25 @@
 /* main.c - host side of vector_add: plain C, the same for the CPU-emulation and the GPU programs.
- * Usage: vector_add_<mode> [n]   (default n = 1,000,003: not a multiple of the tile, so the tail is masked)
+ * Usage: vector_add_<mode> [n] [--dump file]
+ *   n       default 1,000,003: not a multiple of the tile, so the tail is masked
+ *   --dump  write c as raw f32 to file (tests/gpu compares the GPU and CPU dumps)
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vector_add.h"
 
 int main(int argc, char **argv) {
-  const long long n = argc > 1 ? atoll(argv[1]) : 1000003;
+  long long n = 1000003;
+  const char *dump = NULL;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc)
+      dump = argv[++i];
+    else
+      n = atoll(argv[i]);
+  }
   if (n <= 0) {
-    fprintf(stderr, "usage: %s [n > 0]\n", argv[0]);
+    fprintf(stderr, "usage: %s [n > 0] [--dump file]\n", argv[0]);
     return 2;
   }
   if (!kbd_device_available()) {
@@ -47,6 +57,15 @@ int main(int argc, char **argv) {
 #endif
   printf("vector_add (%s): n = %lld, %u blocks of %d, mismatches = %lld -> %s\n", mode, n,
          kbd_blocks_for((size_t)n, VECTOR_ADD_TILE), VECTOR_ADD_TILE, bad, bad ? "FAILED" : "OK");
+  if (dump) {
+    FILE *f = fopen(dump, "wb");
+    int written = f && fwrite(hc, sizeof(float), (size_t)n, f) == (size_t)n;
+    if (f && fclose(f) != 0) written = 0;
+    if (!written) {
+      fprintf(stderr, "vector_add: cannot write %s\n", dump);
+      bad = 1;
+    }
+  }
   KBD_CHECK(kbd_free(da));
   KBD_CHECK(kbd_free(db));
   KBD_CHECK(kbd_free(dc));

@@ -5,7 +5,6 @@
  *   kbd_warp_reduce(dst, x, op)            dst = op over the 32 lanes of x (kbd_lanes_f32 / _i32)
  *   kbd_warpgroup_reduce(dst, x, op)       ... over the 128 threads of the warpgroup
  *   kbd_cta_reduce(dst, x, op)             ... over every thread of the block
- *   kbd_reduce_rows(out, t, op) / kbd_reduce_cols(out, t, op)   WGMMA_ACC tiles (kbd/reduce_tile.h)
  *   kbd_pad_1d(t, n, start, op)            1 x C tile: elements outside [0, n) := op's empty result
  *   kbd_fmax_ptx(a, b) / kbd_fmin_ptx(a, b)    PTX max.f32 / min.f32 on both paths
  *
@@ -32,6 +31,10 @@
 #define KBD_REDUCE_H
 
 #include "config.h" /* first: it sets the feature macros system headers read */
+#include "ops.h"    /* KBD_RED_SUM ... KBD_RED_XOR (host code of a GPU program sees these too) */
+
+/* Kernel-side API: CPU emulation or nvcc only. */
+#if KBD_MODE_CPU || KBD_MODE_CUDA
 
 #include <math.h>
 
@@ -46,7 +49,6 @@
 #define KBD_REDUCE_WG_BARRIER 8
 #endif
 
-#include "ops.h" /* KBD_RED_SUM ... KBD_RED_XOR */
 
 /* One 32-bit value per lane of the running warp: v[32] on the CPU (the fiber holds all lanes), v[1] on
  * the GPU (the thread's own). kbd_meta_ marks the element kind (float 2, int 1) for compile-time checks. */
@@ -80,7 +82,7 @@ KBD_HD float kbd_fmax_ptx(float a, float b) {
 #else
   if (a != a) return b != b ? kbd_cvt_bits_f32(0x7fffffffu) : b;
   if (b != b) return a;
-  if (a == b) return a; /* equal: only the sign of a zero can differ; +0 wins */
+  if (a == b) return signbit(a) ? b : a; /* equal: only the sign of a zero can differ; +0 wins */
   return a > b ? a : b;
 #endif
 }
@@ -341,4 +343,5 @@ KBD_TILE_FN kbd_lanes_b32 kbd_frag_fold_b32_(const void *frag, int dt, int npt, 
     }                                                                                                            \
   } while (0)
 
+#endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
 #endif /* KBD_REDUCE_H */

@@ -28,6 +28,8 @@
 #include "tile_core.h"
 #include "tile_io.h"
 #include "tile_ops.h"
+#include "reduce.h"
+#include "scan.h"
 #endif
 
 #endif /* KBD_TILE_H */

@@ -8,8 +8,8 @@
  * Cost: one REDUX (SASS) instead of 5 SHFL + 5 ALU ops of a butterfly.
  *
  * Only the nvcc device pass sees the wrappers. The f32 forms exist only when compiling for sm_100a
- * (KBD_SM100A); anywhere else a call is a compile-time error naming the requirement - guard a direct
- * call with `#if KBD_SM100A`. The arch-neutral kbd reductions (kbd/reduce.h) pick them automatically.
+ * (KBD_SM100A, and nvcc's host pass, which only parses device code); a device pass for any other arch
+ * fails to compile with an error naming the requirement (kbd_ptx_redux_sync_max_f32_requires_sm_100a_build). The arch-neutral kbd reductions (kbd/reduce.h) pick them automatically.
  */
 #ifndef KBD_PTX_REDUX_H
 #define KBD_PTX_REDUX_H
@@ -55,7 +55,11 @@ KBD_DEV uint32_t kbd_ptx_redux_sync_xor_b32(uint32_t a, uint32_t membermask) {
   return d;
 }
 
-#if KBD_SM100A
+#endif /* KBD_DEVICE_PASS */
+
+/* The f32 forms are also declared in nvcc's host pass (which parses device code but never generates
+ * it), so that an sm_100a build compiles; only a device pass for another arch rejects them. */
+#if KBD_SM100A || (KBD_MODE_CUDA && !KBD_DEVICE_PASS)
 /* redux.sync.max.f32 d, a, membermask;   (sm_100a; NaN ignored, +0.0 > -0.0) */
 KBD_DEV float kbd_ptx_redux_sync_max_f32(float a, uint32_t membermask) {
   float d;
@@ -68,13 +72,11 @@ KBD_DEV float kbd_ptx_redux_sync_min_f32(float a, uint32_t membermask) {
   asm volatile("redux.sync.min.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "r"(membermask));
   return d;
 }
-#else
+#elif KBD_DEVICE_PASS
 /* Not an sm_100a build: using the f32 forms is a build error, never a silent fallback. The undefined
  * identifier in the expansion is the error message. */
 #define kbd_ptx_redux_sync_max_f32(a, m) kbd_ptx_redux_sync_max_f32_requires_sm_100a_build(a, m)
 #define kbd_ptx_redux_sync_min_f32(a, m) kbd_ptx_redux_sync_min_f32_requires_sm_100a_build(a, m)
 #endif
-
-#endif /* KBD_DEVICE_PASS */
 
 #endif /* KBD_PTX_REDUX_H */

@@ -61,6 +61,16 @@ static inline void kbd_cpu_shfl_sync(int mode, uint32_t d[32], const uint32_t a[
                                      uint32_t c, uint32_t membermask, const char *file, int line) {
   uint32_t old[32];
   memcpy(old, a, sizeof old);
+  if (membermask == KBD_SHFL_FULL && !bs && (c == KBD_SHFL_C || (mode == KBD_SHFL_UP && c == KBD_SHFL_C_UP))) {
+    /* Whole-warp fast path (what kbd itself issues): the pseudo-code below reduces to this. */
+    const uint32_t bv = b & 31u;
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      d[lane] = mode == KBD_SHFL_BFLY ? old[lane ^ bv]
+                : mode == KBD_SHFL_UP ? old[lane >= bv ? lane - bv : lane]
+                : mode == KBD_SHFL_DOWN ? old[lane + bv <= 31u ? lane + bv : lane]
+                                        : old[bv];
+    return;
+  }
   const uint32_t cval = c & 31u, segmask = (c >> 8) & 31u;
   for (uint32_t lane = 0; lane < 32; ++lane) {
     const uint32_t bval = (bs ? bs[lane] : b) & 31u;
