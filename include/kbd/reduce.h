@@ -38,7 +38,7 @@
 
 #include <math.h>
 
-#include "ptx/minmax.h"
+#include "fminmax.h"
 #include "ptx/redux.h"
 #include "ptx/shfl.h"
 #include "smem.h"
@@ -75,28 +75,7 @@ typedef struct kbd_lanes_b32 {
 
 /* ---- scalar semantics ------------------------------------------------------------------------------ */
 
-/* PTX max.f32: NaN ignored (both NaN -> 0x7fffffff), +0.0 > -0.0. fmaxf may return either zero. */
-KBD_HD float kbd_fmax_ptx(float a, float b) {
-#if KBD_DEVICE_PASS
-  return kbd_ptx_max_f32(a, b);
-#else
-  if (a != a) return b != b ? kbd_cvt_bits_f32(0x7fffffffu) : b;
-  if (b != b) return a;
-  if (a == b) return signbit(a) ? b : a; /* equal: only the sign of a zero can differ; +0 wins */
-  return a > b ? a : b;
-#endif
-}
-/* PTX min.f32: NaN ignored (both NaN -> 0x7fffffff), -0.0 < +0.0. */
-KBD_HD float kbd_fmin_ptx(float a, float b) {
-#if KBD_DEVICE_PASS
-  return kbd_ptx_min_f32(a, b);
-#else
-  if (a != a) return b != b ? kbd_cvt_bits_f32(0x7fffffffu) : b;
-  if (b != b) return a;
-  if (a == b) return signbit(a) ? a : b; /* -0 wins */
-  return a < b ? a : b;
-#endif
-}
+/* kbd_fmax_ptx / kbd_fmin_ptx: kbd/fminmax.h (also used by the elementwise kbd_max / kbd_min). */
 
 /* a op b on 32-bit patterns (fl: as f32, else as i32). f32 add has one rounding and is commutative, so
  * a butterfly step gives both partner lanes the same bits. */

@@ -22,6 +22,7 @@
 
 #include <math.h>
 
+#include "fminmax.h"
 #include "tile_core.h"
 
 enum {
@@ -50,8 +51,8 @@ KBD_TILE_FN float kbd_f32_binop(int op, float x, float y) {
   case KBD_OP_SUB: return x - y;
   case KBD_OP_MUL: return x * y;
   case KBD_OP_DIV: return x / y;
-  case KBD_OP_MIN: return fminf(x, y);
-  case KBD_OP_MAX: return fmaxf(x, y);
+  case KBD_OP_MIN: return kbd_fmin_ptx(x, y);
+  case KBD_OP_MAX: return kbd_fmax_ptx(x, y);
   default: return x;
   }
 }
