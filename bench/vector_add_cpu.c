@@ -10,7 +10,8 @@
  *   --threads  host threads, e.g. 1,all (default); kbd gets them through KBD_CPU_THREADS, the plain
  *              loop splits the range over that many pthreads created per call (as kbd does per launch)
  *   --reps     samples per measurement (default 7); a sample repeats the call until it lasts at least
- *              --min-sample-ms (default 50) and gives the mean time per call
+ *              --min-sample-ms (default 50) and gives the mean time per call; plain and kbd samples
+ *              alternate, so load changes on a shared machine hit both alike
  *   --impl     plain, kbd or both (default); one alone is for profiling (perf, callgrind) and prints
  *              no RATIO line
  *   --smoke    one tiny size (n = 3001, a masked tail), one sample, correctness only: the CTest entry
@@ -112,31 +113,40 @@ typedef struct result {
   int reps;
 } result;
 
-static result measure(bench_ctx *x, int reps, double min_sample_s) {
-  result r;
-  double samples[64];
-  if (reps > 64) reps = 64;
-  /* Warm-up: first touch of the pages, thread stacks, caches; then calibrate iters per sample. */
+/* Warm-up (first touch of pages, thread stacks, caches) and calibration: calls per sample so that one
+ * sample lasts at least min_sample_s. */
+static long long calibrate(bench_ctx *x, double min_sample_s) {
   run_once(x);
   long long iters = 1;
   for (;;) {
     double t0 = bench_now_s();
     for (long long i = 0; i < iters; ++i) run_once(x);
     double dt = bench_now_s() - t0;
-    if (dt >= min_sample_s || iters >= (1ll << 30)) break;
+    if (dt >= min_sample_s || iters >= (1ll << 30)) return iters;
     long long want = dt > 0 ? (long long)(iters * (1.2 * min_sample_s / dt)) + 1 : iters * 10;
     iters = want > iters * 10 ? iters * 10 : (want > iters ? want : iters + 1);
   }
-  for (int r_ = 0; r_ < reps; ++r_) {
-    double t0 = bench_now_s();
-    for (long long i = 0; i < iters; ++i) run_once(x);
-    samples[r_] = (bench_now_s() - t0) / (double)iters;
+}
+
+/* Measure the implementations x[0..m) with their samples interleaved (plain, kbd, plain, kbd, ...), so
+ * that a change in machine load during the run affects both alike. */
+static void measure(bench_ctx *x, int m, int reps, double min_sample_s, result *out) {
+  double samples[2][64];
+  long long iters[2];
+  if (reps > 64) reps = 64;
+  for (int k = 0; k < m; ++k) iters[k] = calibrate(&x[k], min_sample_s);
+  for (int r_ = 0; r_ < reps; ++r_)
+    for (int k = 0; k < m; ++k) {
+      double t0 = bench_now_s();
+      for (long long i = 0; i < iters[k]; ++i) run_once(&x[k]);
+      samples[k][r_] = (bench_now_s() - t0) / (double)iters[k];
+    }
+  for (int k = 0; k < m; ++k) {
+    out[k].best_s = bench_min(samples[k], reps);
+    out[k].median_s = bench_median(samples[k], reps);
+    out[k].iters = iters[k];
+    out[k].reps = reps;
   }
-  r.best_s = bench_min(samples, reps);
-  r.median_s = bench_median(samples, reps);
-  r.iters = iters;
-  r.reps = reps;
-  return r;
 }
 
 static void set_kbd_threads(int t) {
@@ -234,24 +244,34 @@ int main(int argc, char **argv) {
       w->n = sizes[si];
       w->threads = (int)tl[ti];
       memset(w->r, 0, sizeof w->r);
-      for (int impl = impl_lo; impl <= impl_hi; ++impl) {
-        bench_ctx x = {a, b, c, sizes[si], (int)tl[ti], impl, 0};
-        set_kbd_threads(x.threads);
-        memset(c, 0, (size_t)x.n * sizeof(float));
-        result r = measure(&x, reps, 1e-3 * min_sample_ms);
-        const long long bad = check(&x);
-        if (bad || x.failed) {
-          fprintf(stderr, "vector_add_cpu: %s n=%lld threads=%d: %lld mismatches%s\n", impl ? "kbd" : "plain", x.n,
-                  x.threads, bad, x.failed ? " (launch failed)" : "");
+      bench_ctx x[2];
+      result res[2];
+      const int m = impl_hi - impl_lo + 1;
+      for (int k = 0; k < m; ++k) {
+        bench_ctx init = {a, b, c, sizes[si], (int)tl[ti], impl_lo + k, 0};
+        x[k] = init;
+      }
+      set_kbd_threads((int)tl[ti]);
+      measure(x, m, reps, 1e-3 * min_sample_ms, res);
+      for (int k = 0; k < m; ++k) {
+        /* correctness: one more call on a cleared output */
+        const int impl = x[k].impl;
+        memset(c, 0, (size_t)x[k].n * sizeof(float));
+        run_once(&x[k]);
+        const long long bad = check(&x[k]);
+        if (bad || x[k].failed) {
+          fprintf(stderr, "vector_add_cpu: %s n=%lld threads=%d: %lld mismatches%s\n", impl ? "kbd" : "plain",
+                  x[k].n, x[k].threads, bad, x[k].failed ? " (launch failed)" : "");
           bad_total = 1;
         }
+        const result r = res[k];
         w->r[impl] = r;
-        const double nn = (double)x.n;
+        const double nn = (double)x[k].n;
         printf("BENCH bench=vector_add_cpu impl=%s threads=%d n=%lld iters=%lld reps=%d best_s=%.9g median_s=%.9g "
                "best_ns_per_elem=%.4f median_ns_per_elem=%.4f best_gbs=%.3f median_gbs=%.3f correct=%d\n",
-               impl ? "kbd" : "plain", x.threads, x.n, r.iters, r.reps, r.best_s, r.median_s, 1e9 * r.best_s / nn,
-               1e9 * r.median_s / nn, 12.0 * nn / r.best_s * 1e-9, 12.0 * nn / r.median_s * 1e-9,
-               !(bad || x.failed));
+               impl ? "kbd" : "plain", x[k].threads, x[k].n, r.iters, r.reps, r.best_s, r.median_s,
+               1e9 * r.best_s / nn, 1e9 * r.median_s / nn, 12.0 * nn / r.best_s * 1e-9,
+               12.0 * nn / r.median_s * 1e-9, !(bad || x[k].failed));
         fflush(stdout);
       }
       if (impl_lo != 0 || impl_hi != 1) continue;
@@ -263,12 +283,16 @@ int main(int argc, char **argv) {
     }
   }
 
-  printf("\n%10s %7s | %12s %10s | %12s %10s | %9s %9s\n", "n", "threads", "plain ns/el", "plain GB/s",
-         "kbd ns/el", "kbd GB/s", "ratio med", "ratio best");
+  const int both = impl_lo == 0 && impl_hi == 1;
+  if (both)
+    printf("\n%10s %7s | %12s %10s | %12s %10s | %9s %9s\n", "n", "threads", "plain ns/el", "plain GB/s",
+           "kbd ns/el", "kbd GB/s", "ratio med", "ratio best");
+  else
+    printf("\n%10s %7s |\n", "n", "threads");
   for (int i = 0; i < nrows; ++i) {
     const row *w = &rows[i];
     const double nn = (double)w->n;
-    if (impl_lo != 0 || impl_hi != 1) { /* one implementation only */
+    if (!both) { /* one implementation only */
       const result *r = &w->r[impl_lo];
       printf("%10lld %7d | %s %.3f ns/el %.2f GB/s (median)\n", w->n, w->threads, impl_lo ? "kbd" : "plain",
              1e9 * r->median_s / nn, 12.0 * nn / r->median_s * 1e-9);
@@ -278,7 +302,7 @@ int main(int argc, char **argv) {
            1e9 * w->r[0].median_s / nn, 12.0 * nn / w->r[0].median_s * 1e-9, 1e9 * w->r[1].median_s / nn,
            12.0 * nn / w->r[1].median_s * 1e-9, w->r[1].median_s / w->r[0].median_s, w->r[1].best_s / w->r[0].best_s);
   }
-  printf("(ns/el and GB/s: median; ratio = kbd time / plain time; target <= %.1f)\n", TARGET_RATIO);
+  if (both) printf("(ns/el and GB/s: median; ratio = kbd time / plain time; target <= %.1f)\n", TARGET_RATIO);
 
   KBD_CHECK(kbd_free(a));
   KBD_CHECK(kbd_free(b));

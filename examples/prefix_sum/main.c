@@ -2,8 +2,7 @@
  *   1. the CTA scan: every 1024-element tile scanned by its block (prefix_sum.cu);
  *   2. the device-wide scan of all n elements in one pass (kbd_device_scan_f32, decoupled look-back).
  * Inputs are small integers whose running sums stay below 2^24 (for n up to ~16 million), so every
- * partial sum is exact in f32
- * and both checks are exact, whatever order the look-back combines tiles in. */
+ * partial sum is exact in f32 and both checks are exact, whatever order the look-back combines tiles in. */
 #include <stdio.h>
 #include <stdlib.h>
 

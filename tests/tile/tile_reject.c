@@ -24,7 +24,7 @@ KBD_KERNEL(reject_ok_32, 32, reject_params) {
   kbd_store(b, p.f, p.n, 0);
 }
 KBD_KERNEL(reject_ok_1024, 1024, reject_params) {
-  KBD_TILE(f32, 1, 4096, KBD_CTA) a, b, c;
+  KBD_TILE(f32, 1, 4096, KBD_CTA) a, b, d;
   KBD_TILE(bf16, 1, 4096, KBD_CTA) h;
   KBD_TILE(i32, 1, 4096, KBD_CTA) k;
   KBD_TILE(f32, 2, 64, KBD_WARP) m;
@@ -34,13 +34,13 @@ KBD_KERNEL(reject_ok_1024, 1024, reject_params) {
   kbd_load(h, p.h, p.n, 0);
   kbd_load(k, p.i, p.n, 0);
   kbd_convert(b, h);
-  kbd_add(c, a, b);
-  kbd_fma(c, a, b, c);
-  kbd_gelu(c, c);
+  kbd_add(d, a, b);
+  kbd_fma(d, a, b, d);
+  kbd_gelu(d, d);
   kbd_add(k, k, k);
   kbd_abs(k, k);
   kbd_store(k, p.i, p.n, 0);
-  kbd_convert(h, c);
+  kbd_convert(h, d);
   kbd_store(h, p.h, p.n, 0);
   kbd_load2d(m, p.f, 2, 64, 64, 0, 0);
   KBD_MAP(m, m, x, r, c, (c <= r) ? x : -1.0f);
