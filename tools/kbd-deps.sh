@@ -41,3 +41,19 @@ kbd_need_test_tools() {
 }
 
 kbd_jobs() { nproc 2>/dev/null || echo 2; }
+
+# SASS checks (tests/ptx) need cuobjdump + nvdisasm, which this toolkit image lacks; both are on PyPI.
+# Installed into the build tree (nothing system-wide); prints the cuobjdump path, or nothing on failure.
+kbd_sass_tools() {
+  local dir="$1/sass-tools"
+  command -v nvcc >/dev/null 2>&1 || return 0
+  if command -v cuobjdump >/dev/null 2>&1 && command -v nvdisasm >/dev/null 2>&1; then command -v cuobjdump; return 0; fi
+  local found; found=$( (find "$dir" -name cuobjdump -type f 2>/dev/null || true) | head -1)
+  if [ -z "$found" ] && command -v python3 >/dev/null 2>&1; then
+    python3 -m pip install --quiet --disable-pip-version-check --target "$dir" nvidia-cuda-cuobjdump \
+      nvidia-cuda-nvdisasm >/tmp/kbd-pip.log 2>&1 || echo "kbd: SASS tools not installed (see /tmp/kbd-pip.log); SASS checks skipped" >&2
+    found=$( (find "$dir" -name cuobjdump -type f 2>/dev/null || true) | head -1)
+  fi
+  [ -n "$found" ] && chmod +x "$found" "$(dirname "$found")/nvdisasm" 2>/dev/null && echo "$found"
+  return 0
+}
