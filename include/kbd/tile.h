@@ -30,6 +30,7 @@
 #include "tile_ops.h"
 #include "reduce.h"
 #include "scan.h"
+#include "reduce_tile.h"
 #endif
 
 #endif /* KBD_TILE_H */

@@ -35,14 +35,13 @@
 #define KBD_UNROLL _Pragma("unroll")
 #endif
 
-/* Widest vector (elements) for a ROW tile: 16 bytes at most, dividing the columns and the per-thread
- * work evenly. 16-byte accesses are what make global loads coalesce into full 128-byte lines. */
-#define KBD__VOK(v, sz, R, C, S)                                                                                 \
-  ((v) * (sz) <= 16 && (C) % (v) == 0 && ((long long)(R) * (C)) % ((long long)(S) * (v)) == 0)
-#define KBD__VEC(sz, R, C, S)                                                                                    \
-  (KBD__VOK(16, sz, R, C, S)                                                                                     \
-       ? 16                                                                                                      \
-       : KBD__VOK(8, sz, R, C, S) ? 8 : KBD__VOK(4, sz, R, C, S) ? 4 : KBD__VOK(2, sz, R, C, S) ? 2 : 1)
+/* Vector width (elements) of a ROW tile: 4 elements per chunk when the shape allows, else 2, else 1 -
+ * the SAME for every dtype, so tiles of one shape but different dtypes have the same partition and
+ * mixed-precision code (load bf16, kbd_convert to f32, compute, convert back) pairs the right elements.
+ * 4 f32 = one 16-byte access per chunk; bf16/f16 chunks are 8 bytes, fp8 4 bytes - still fully
+ * coalesced (a warp covers whole 128-byte lines), only more instructions for narrow types. */
+#define KBD__VOK(v, sz, R, C, S) ((C) % (v) == 0 && ((long long)(R) * (C)) % ((long long)(S) * (v)) == 0)
+#define KBD__VEC(sz, R, C, S) (KBD__VOK(4, sz, R, C, S) ? 4 : KBD__VOK(2, sz, R, C, S) ? 2 : 1)
 
 #define KBD__NPT(R, C, S) ((long long)(R) * (C) / (S) > 0 ? (int)((long long)(R) * (C) / (S)) : 1)
 #define KBD__POS(x) ((x) > 0 ? (x) : 1)
@@ -76,7 +75,7 @@
 
 #define KBD__SAME_SHAPE(a, b)                                                                                    \
   KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(b) && KBD_COLS(a) == KBD_COLS(b) && KBD_SCOPE(a) == KBD_SCOPE(b) &&  \
-                        KBD_LAYOUT(a) == KBD_LAYOUT(b),                                                          \
+                        KBD_LAYOUT(a) == KBD_LAYOUT(b) && KBD_VEC(a) == KBD_VEC(b),                              \
                     "kbd: tile operands must have the same rows, cols, scope and layout")
 
 /* Thread index within the tile's scope of `lane` of the running warp. */

@@ -150,7 +150,25 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
   }
 }
 
-#define KBD__PTR_MATCHES(t, p) (void)sizeof((p) == &(t).v[0][0])
+/* The pointer must point to the tile's element type (const allowed), or be void *: a compile-time error
+ * naming the rule in C (a plain C compiler would only warn about the mismatch) and in C++. */
+#ifdef __cplusplus
+#include <type_traits>
+template <class P, class E> struct kbd_ptr_ok {
+  typedef typename std::remove_cv<typename std::remove_pointer<typename std::decay<P>::type>::type>::type pointee;
+  static const bool value = std::is_void<pointee>::value || std::is_same<pointee, E>::value;
+};
+#define KBD__PTR_MATCHES(t, p)                                                                                   \
+  static_assert(kbd_ptr_ok<decltype(p), typename std::remove_reference<decltype((t).v[0][0])>::type>::value,     \
+                "kbd: the pointer's element type must be the tile's dtype (e.g. const kbd_bf16 * for a bf16 "    \
+                "tile)")
+#else
+#define KBD__PTR_MATCHES(t, p)                                                                                   \
+  KBD_STATIC_ASSERT(__builtin_types_compatible_p(__typeof__(*(p)), __typeof__((t).v[0][0])) ||                  \
+                        __builtin_types_compatible_p(__typeof__(*(p)), void),                                    \
+                    "kbd: the pointer's element type must be the tile's dtype (e.g. const kbd_bf16 * for a bf16 " \
+                    "tile)")
+#endif
 #define KBD__1D_ONLY(t)                                                                                          \
   KBD_STATIC_ASSERT(KBD_ROWS(t) == 1, "kbd: kbd_load/kbd_store are for 1 x N tiles; use kbd_load2d/kbd_store2d")
 

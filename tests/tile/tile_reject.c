@@ -22,6 +22,7 @@ KBD_KERNEL(reject_ok_32, 32, reject_params) {
   kbd_load(a, p.f, p.n, 0);
   kbd_exp(b, a);
   kbd_store(b, p.f, p.n, 0);
+  kbd_store(b, (void *)p.f, p.n, 0); /* docs/tiles.md: a void * is accepted for any tile */
 }
 KBD_KERNEL(reject_ok_1024, 1024, reject_params) {
   KBD_TILE(f32, 1, 4096, KBD_CTA) a, b, d;
