@@ -88,6 +88,41 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
         kbd_cpu_check_global(lo, hi, file, line, what);
     }
   }
+  /* Emulator fast path (no GPU counterpart needed: it moves the same bytes). In a ROW tile whose rows hold
+   * whole warp runs (cols a multiple of 32*vec), the 32 lanes' chunk j of a warp is one contiguous run of
+   * 32*vec elements in one row, so an interior tile is a few memcpys per lane instead of per-element
+   * coordinate math. Edge tiles (any run not wholly inside the tensor) take the general path below. */
+  if (s.layout == KBD_LAYOUT_ROW && s.cols % (KBD_WARP_SIZE * s.vec) == 0) {
+    const long long tid0 = (long long)((unsigned)(kbd_warp_id() * KBD_WARP_SIZE) % (unsigned)s.scope);
+    const int runs = s.npt / s.vec;
+    int inside = 1;
+    for (int j = 0; j < runs && inside; ++j) {
+      const long long e0 = ((long long)j * s.scope + tid0) * s.vec;
+      const long long gr = r0 + e0 / s.cols, gc = c0 + e0 % s.cols;
+      inside = gr >= 0 && gr < nrows && gc >= 0 && gc + KBD_WARP_SIZE * s.vec <= ncols;
+    }
+    if (inside) {
+      const size_t vbytes = (size_t)s.vec * es, lane_stride = (size_t)s.npt * es;
+      for (int j = 0; j < runs; ++j) {
+        const long long e0 = ((long long)j * s.scope + tid0) * s.vec;
+        char *m = mem + ((r0 + e0 / s.cols) * ld + c0 + e0 % s.cols) * es;
+        char *f = (char *)frag + (size_t)j * vbytes;
+        if (store) {
+          for (int l = 0; l < KBD_WARP_SIZE; ++l) memcpy(m + l * vbytes, f + l * lane_stride, vbytes);
+        } else {
+          if (is_smem)
+            for (int k = 0; k < KBD_WARP_SIZE * s.vec; ++k)
+              if (kbd_cpu_is_poison(m + (size_t)k * es, (size_t)es))
+                kbd_cpu_fault(KBD_ERR_POISON, file, line,
+                              "%s reads never-written shared memory at tile element (%lld, %lld), byte offset %lld",
+                              what, (e0 + k) / s.cols, (e0 + k) % s.cols,
+                              (long long)(m + (size_t)k * es - (char *)kbd_cpu_cur->cta->smem));
+          for (int l = 0; l < KBD_WARP_SIZE; ++l) memcpy(f + l * lane_stride, m + l * vbytes, vbytes);
+        }
+      }
+      return;
+    }
+  }
 #else
   (void)file;
   (void)line;
@@ -97,9 +132,12 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
   const int vec_ok = s.layout == KBD_LAYOUT_ROW && s.vec > 1 &&
                      ((unsigned long long)(size_t)(mem + (r0 * ld + c0) * es) % (unsigned long long)vb) == 0 &&
                      (s.rows == 1 || ((unsigned long long)(ld * es) % (unsigned long long)vb) == 0);
+#if KBD_MODE_CPU
+  const unsigned wbase = (unsigned)(kbd_warp_id() * KBD_WARP_SIZE);
+#endif
   for (int l = 0; l < KBD_LANES_HELD; ++l) {
 #if KBD_MODE_CPU
-    const int tid = (kbd_warp_id() * KBD_WARP_SIZE + l) % s.scope;
+    const int tid = (int)((wbase + (unsigned)l) % (unsigned)s.scope);
 #else
     const int tid = (int)(threadIdx.x % (unsigned)s.scope);
 #endif

@@ -114,6 +114,7 @@ typedef struct kbd_stack_pool {
   size_t each;  /* usable bytes per stack */
   size_t count; /* stacks */
   size_t total; /* mapped bytes */
+  size_t page;  /* guard size (sysconf is too slow to ask per warp) */
 } kbd_stack_pool;
 
 #if defined(MAP_ANONYMOUS)
@@ -139,12 +140,12 @@ static inline int kbd_stack_pool_init(kbd_stack_pool *p, size_t count, size_t by
 #endif
   p->each = each;
   p->count = count;
+  p->page = page;
   return 1;
 }
 
 static inline void *kbd_stack_pool_get(const kbd_stack_pool *p, size_t i) {
-  size_t page = KBD_STACK_PAGE;
-  return p->base + i * (p->each + page) + page;
+  return p->base + i * (p->each + p->page) + p->page;
 }
 
 static inline void kbd_stack_pool_free(kbd_stack_pool *p) {

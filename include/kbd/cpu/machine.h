@@ -403,7 +403,7 @@ static inline kbd_cpu_cta *kbd_cpu_cta_new(kbd_cpu_launch *L) {
   for (kbd_cpu_cta **pp = &kbd_cpu_ctas.head; *pp; pp = &(*pp)->next) {
     const kbd_stack_pool *st = &(*pp)->stacks;
     /* Any cached block with enough stacks of the requested size fits. */
-    if (st->count >= nwarps && st->each >= L->stack_bytes && st->each < L->stack_bytes + KBD_STACK_PAGE) {
+    if (st->count >= nwarps && st->each >= L->stack_bytes && st->each < L->stack_bytes + st->page) {
       cta = *pp;
       *pp = cta->next;
       kbd_cpu_ctas.count--;
