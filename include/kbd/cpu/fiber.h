@@ -2,8 +2,11 @@
  *
  * Why hand-written switching: a warp blocks at every barrier, so a CTA of 8 warps switches context
  * 16+ times per bar.sync. glibc's swapcontext makes a sigprocmask system call on every switch
- * (~0.3-1 us); the x86-64 switch below saves the six callee-saved registers plus MXCSR/x87 control
- * word (the SysV ABI's preserved state) and costs a few nanoseconds. Other hosts use ucontext.
+ * (~0.3-1 us); the x86-64 switch below saves the six callee-saved integer registers and costs a few
+ * nanoseconds. MXCSR and the x87 control word are those of the host thread running the block
+ * and are not switched: ldmxcsr/fldcw are slow, and kernel code has no business changing the host rounding
+ * mode - PTX rounding is per instruction - so all warps always share the launcher's. Other hosts use
+ * ucontext.
  */
 #ifndef KBD_CPU_FIBER_H
 #define KBD_CPU_FIBER_H
@@ -39,12 +42,8 @@ __asm__(".text\n"
         "  pushq %r14\n"
         "  pushq %r15\n"
         "  subq $16, %rsp\n"
-        "  fnstcw (%rsp)\n"
-        "  stmxcsr 8(%rsp)\n"
         "  movq %rsp, (%rdi)\n"
         "  movq %rsi, %rsp\n"
-        "  fldcw (%rsp)\n"
-        "  ldmxcsr 8(%rsp)\n"
         "  addq $16, %rsp\n"
         "  popq %r15\n"
         "  popq %r14\n"
@@ -68,16 +67,10 @@ KBD_EXTERN_C void kbd_fiber_boot_x64(void);
 /* Prepare `f` to start fn(arg) on [stack, stack+size) at its first kbd_fiber_switch. */
 static inline void kbd_fiber_init(kbd_fiber *f, void *stack, size_t size, kbd_fiber_fn fn, void *arg) {
   uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
-  /* 88 bytes: control words (16), r15 r14 r13 r12 rbx rbp, return address. After the final `ret`
+  /* 88 bytes: 16 reserved, r15 r14 r13 r12 rbx rbp, return address. After the final `ret`
    * the stack pointer is top-16, 16-byte aligned, so the `call` in boot gives fn the ABI alignment. */
   uint64_t *sp = (uint64_t *)(top - 88);
-  uint16_t fpucw;
-  uint32_t mxcsr;
-  __asm__ volatile("fnstcw %0" : "=m"(fpucw));
-  __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
   memset(sp, 0, 88);
-  memcpy(&sp[0], &fpucw, sizeof fpucw);
-  memcpy(&sp[1], &mxcsr, sizeof mxcsr);
   sp[5] = (uint64_t)(uintptr_t)arg; /* r12 */
   sp[6] = (uint64_t)(uintptr_t)fn;  /* rbx */
   sp[7] = 0;                        /* rbp: terminates frame-pointer walks in gdb */
