@@ -170,11 +170,7 @@ KBD_DEV_HOST_API(i32, int32_t, 0, INT32_MIN, INT32_MAX)
 /* Fragment elements outside [0, n) := the op's exact identity (bits), so they cannot change a result. */
 KBD_TILE_FN void kbd_dev_pad_(kbd_tile_shape s, void *frag, long long start, long long n, uint32_t pad) {
   for (int l = 0; l < KBD_LANES_HELD; ++l) {
-#if KBD_MODE_CPU
-    const int tid = (kbd_warp_id() * KBD_WARP_SIZE + l) % s.scope;
-#else
-    const int tid = (int)(threadIdx.x % (unsigned)s.scope);
-#endif
+    const int tid = KBD_SCOPE_TID(s.scope, l);
     KBD_UNROLL for (int i = 0; i < s.npt; ++i) {
       const long long g = start + kbd_tile_coord(s, tid, i).col;
       if (g >= n) memcpy((char *)frag + ((size_t)l * s.npt + i) * 4, &pad, 4);

@@ -60,36 +60,36 @@
 #define KBD__RT_GW(C, S, V) (KBD__RT_G(C, S, V) < 32 ? KBD__RT_G(C, S, V) : 32)
 /* A row of a ROW tile must be a power-of-two run of lanes inside a warp, or whole warps: otherwise rows
  * would start at irregular lanes and no fixed butterfly could separate them. */
-#define KBD__RT_ROW_SHAPE_OK(C, S, V)                                                                            \
-  ((KBD__RT_CPR(C, V) <= 32 && KBD__RT_CPR(C, V) >= 1 && (KBD__RT_CPR(C, V) & (KBD__RT_CPR(C, V) - 1)) == 0) ||  \
-   (KBD__RT_CPR(C, V) % 32 == 0 && KBD__RT_CPR(C, V) > 0 &&                                                     \
+#define KBD__RT_ROW_SHAPE_OK(C, S, V)                                                                                  \
+  ((KBD__RT_CPR(C, V) <= 32 && KBD__RT_CPR(C, V) >= 1 && (KBD__RT_CPR(C, V) & (KBD__RT_CPR(C, V) - 1)) == 0) ||        \
+   (KBD__RT_CPR(C, V) % 32 == 0 && KBD__RT_CPR(C, V) > 0 &&                                                            \
     ((S) % KBD__RT_NZ(KBD__RT_CPR(C, V)) == 0 || KBD__RT_CPR(C, V) % KBD__RT_NZ(S) == 0)))
 #define KBD__RT_LAYOUT_OK(L) ((L) == KBD_LAYOUT_ROW || (L) == KBD_LAYOUT_WGMMA_ACC || (L) == KBD_LAYOUT_MMA_C)
 
 /* Slots (distinct keys) per thread. */
-#define KBD__RT_NSLOT(L, R, C, S, V, AX)                                                                         \
-  ((L) == KBD_LAYOUT_WGMMA_ACC ? ((AX) == KBD__RT_ROWS ? 2 * ((R) / 64) : (C) / 4)                               \
-   : (L) == KBD_LAYOUT_MMA_C   ? ((AX) == KBD__RT_ROWS ? 2 * ((R) / 16) : (C) / 4)                               \
-   : (AX) == KBD__RT_ROWS      ? (int)((long long)(R) * (C) / KBD__RT_NZ(S) / KBD__RT_NZ(V)) / KBD__RT_K(C, S, V) \
+#define KBD__RT_NSLOT(L, R, C, S, V, AX)                                                                               \
+  ((L) == KBD_LAYOUT_WGMMA_ACC ? ((AX) == KBD__RT_ROWS ? 2 * ((R) / 64) : (C) / 4)                                     \
+   : (L) == KBD_LAYOUT_MMA_C   ? ((AX) == KBD__RT_ROWS ? 2 * ((R) / 16) : (C) / 4)                                     \
+   : (AX) == KBD__RT_ROWS      ? (int)((long long)(R) * (C) / KBD__RT_NZ(S) / KBD__RT_NZ(V)) / KBD__RT_K(C, S, V)      \
                                : KBD__RT_K(C, S, V) * (V))
 /* Lane bits [lo, hi) that vary inside one key: the butterfly masks 1<<lo .. 1<<(hi-1). */
-#define KBD__RT_LO(L, C, S, V, AX)                                                                               \
-  ((L) != KBD_LAYOUT_ROW ? ((AX) == KBD__RT_ROWS ? 0 : 2)                                                        \
-   : (AX) == KBD__RT_COLS && KBD__RT_CPR(C, V) < 32 ? KBD__RT_LOG2(KBD__RT_CPR(C, V))                            \
-                                                     : 0)
-#define KBD__RT_HI(L, C, S, V, AX)                                                                               \
-  ((L) != KBD_LAYOUT_ROW ? ((AX) == KBD__RT_ROWS ? 2 : 5)                                                        \
-   : (AX) == KBD__RT_ROWS ? KBD__RT_LOG2(KBD__RT_GW(C, S, V))                                                    \
-   : KBD__RT_CPR(C, V) < 32 ? 5                                                                                  \
+#define KBD__RT_LO(L, C, S, V, AX)                                                                                     \
+  ((L) != KBD_LAYOUT_ROW                            ? ((AX) == KBD__RT_ROWS ? 0 : 2)                                   \
+   : (AX) == KBD__RT_COLS && KBD__RT_CPR(C, V) < 32 ? KBD__RT_LOG2(KBD__RT_CPR(C, V))                                  \
+                                                    : 0)
+#define KBD__RT_HI(L, C, S, V, AX)                                                                                     \
+  ((L) != KBD_LAYOUT_ROW    ? ((AX) == KBD__RT_ROWS ? 2 : 5)                                                           \
+   : (AX) == KBD__RT_ROWS   ? KBD__RT_LOG2(KBD__RT_GW(C, S, V))                                                        \
+   : KBD__RT_CPR(C, V) < 32 ? 5                                                                                        \
                             : 0)
 /* Cross-warp step: xn warps of the scope share a key, `xs` apart (1: consecutive warps). */
-#define KBD__RT_XS(L, C, S, V, AX)                                                                               \
+#define KBD__RT_XS(L, C, S, V, AX)                                                                                     \
   ((L) == KBD_LAYOUT_ROW && (AX) == KBD__RT_COLS && KBD__RT_CPR(C, V) > 32 ? KBD__RT_CPR(C, V) / 32 : 1)
-#define KBD__RT_XN(L, C, S, V, AX)                                                                               \
-  ((L) == KBD_LAYOUT_WGMMA_ACC ? ((AX) == KBD__RT_COLS ? 4 : 1)                                                  \
-   : (L) == KBD_LAYOUT_MMA_C   ? 1                                                                               \
-   : (AX) == KBD__RT_ROWS      ? (KBD__RT_G(C, S, V) > 32 ? KBD__RT_G(C, S, V) / 32 : 1)                        \
-   : KBD__RT_K(C, S, V) > 1    ? 1                                                                               \
+#define KBD__RT_XN(L, C, S, V, AX)                                                                                     \
+  ((L) == KBD_LAYOUT_WGMMA_ACC ? ((AX) == KBD__RT_COLS ? 4 : 1)                                                        \
+   : (L) == KBD_LAYOUT_MMA_C   ? 1                                                                                     \
+   : (AX) == KBD__RT_ROWS      ? (KBD__RT_G(C, S, V) > 32 ? KBD__RT_G(C, S, V) / 32 : 1)                               \
+   : KBD__RT_K(C, S, V) > 1    ? 1                                                                                     \
                                : ((S) / 32) / KBD__RT_NZ(KBD__RT_XS(L, C, S, V, AX)))
 /* Lanes per warp that hold distinct partials of one slot (the representatives after the butterfly). */
 #define KBD__RT_NREP(L, C, S, V, AX) (32 >> (KBD__RT_HI(L, C, S, V, AX) - KBD__RT_LO(L, C, S, V, AX)))
@@ -127,7 +127,8 @@ KBD_HD kbd_rt_plan kbd_rt_plan_of(int L, int R, int C, int S, int V, int AX) {
 /* Fragment index of the e-th element (element order) of slot k. Each slot has exactly p.n elements. */
 KBD_HD int kbd_rt_elem(kbd_rt_plan p, int k, int e) {
   const unsigned uk = (unsigned)k, ue = (unsigned)e;
-  if (p.layout == KBD_LAYOUT_WGMMA_ACC) { /* element i: block i/(N/2), ii = i%(N/2): row 2-set (ii/2)%2, col 4-set ii/4 */
+  if (p.layout ==
+      KBD_LAYOUT_WGMMA_ACC) { /* element i: block i/(N/2), ii = i%(N/2): row 2-set (ii/2)%2, col 4-set ii/4 */
     const unsigned half = (unsigned)p.cols / 2u;
     if (p.axis == KBD__RT_ROWS) return (int)((uk / 2u) * half + 4u * (ue / 2u) + 2u * (uk % 2u) + ue % 2u);
     return (int)((ue / 2u) * half + 4u * (uk / 2u) + 2u * (ue % 2u) + uk % 2u);
@@ -206,7 +207,8 @@ KBD_TILE_FN uint32_t kbd_rt_load_(const void *frag, int dt, int fl, int npt, int
 KBD_TILE_FN void kbd_rt_tree_(uint32_t *x, int n, int ls, int op, int fl) {
   KBD_UNROLL for (int s = 1; s < n; s *= 2) {
     KBD_UNROLL for (int e = 0; e + s < n; e += 2 * s) {
-      for (int l = 0; l < KBD_LANES_HELD; ++l) x[e * ls + l] = kbd_red_op_b32(op, fl, x[e * ls + l], x[(e + s) * ls + l]);
+      for (int l = 0; l < KBD_LANES_HELD; ++l)
+        x[e * ls + l] = kbd_red_op_b32(op, fl, x[e * ls + l], x[(e + s) * ls + l]);
     }
   }
 }
@@ -222,10 +224,12 @@ KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op,
   KBD_UNROLL for (int k = 0; k < p.nslot; ++k) {
     KBD_UNROLL for (int e = 0; e < p.n; ++e) {
       const int i = kbd_rt_elem(p, k, e);
-      for (int l = 0; l < L; ++l) tmp[e * L + l] = kbd_rt_load_(frag, dt, fl, p.npt, l, i);
+      for (int l = 0; l < L; ++l)
+        tmp[e * L + l] = kbd_rt_load_(frag, dt, fl, p.npt, l, i);
     }
     kbd_rt_tree_(tmp, p.n, L, op, fl);
-    for (int l = 0; l < L; ++l) acc[k * L + l] = tmp[l];
+    for (int l = 0; l < L; ++l)
+      acc[k * L + l] = tmp[l];
   }
   /* (2) butterfly over the lane bits the key leaves free; masks ascending, all slots per mask (the
    * shuffles of one mask are independent: they pipeline). Partners compute a op b and b op a: the same
@@ -234,7 +238,8 @@ KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op,
     KBD_UNROLL for (int k = 0; k < p.nslot; ++k) {
       uint32_t y[KBD_LANES_HELD];
       kbd_rt_shfl_(KBD_SHFL_BFLY, y, &acc[k * L], 1u << b, KBD_SHFL_C, file, line);
-      for (int l = 0; l < L; ++l) acc[k * L + l] = kbd_red_op_b32(op, fl, acc[k * L + l], y[l]);
+      for (int l = 0; l < L; ++l)
+        acc[k * L + l] = kbd_red_op_b32(op, fl, acc[k * L + l], y[l]);
     }
   }
   if (p.xn <= 1) return;
@@ -249,7 +254,7 @@ KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op,
     const unsigned lane = (unsigned)KBD__RT_LANE(l);
     if ((lane & fmask) == 0u) {
       const unsigned rep = (lane & ((1u << p.lo) - 1u)) | ((lane >> p.hi) << p.lo);
-      KBD_UNROLL for (int k = 0; k < p.nslot; ++k) slots[((size_t)w * p.nslot + k) * p.nrep + rep] = acc[k * L + l];
+      KBD_UNROLL for (int k = 0; k < p.nslot; ++k) { slots[((size_t)w * p.nslot + k) * p.nrep + rep] = acc[k * L + l]; }
     }
   }
   kbd_red_barrier_(p.scope, block_threads, file, line);
@@ -258,7 +263,9 @@ KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op,
     const unsigned rep = (lane & ((1u << p.lo) - 1u)) | ((lane >> p.hi) << p.lo);
     KBD_UNROLL for (int k = 0; k < p.nslot; ++k) {
       uint32_t xv[KBD_WARP_SIZE];
-      KBD_UNROLL for (int m = 0; m < p.xn; ++m) xv[m] = slots[((size_t)(first + m * p.xs) * p.nslot + k) * p.nrep + rep];
+      KBD_UNROLL for (int m = 0; m < p.xn; ++m) {
+        xv[m] = slots[((size_t)(first + m * p.xs) * p.nslot + k) * p.nrep + rep];
+      }
       /* one lane's tree: stride 1 as the "lanes" dimension */
       KBD_UNROLL for (int s = 1; s < p.xn; s *= 2) {
         KBD_UNROLL for (int e = 0; e + s < p.xn; e += 2 * s) xv[e] = kbd_red_op_b32(op, fl, xv[e], xv[e + s]);
@@ -286,7 +293,9 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
     uint32_t r[KBD_LANES_HELD], y[KBD_LANES_HELD];
     for (int l = 0; l < L; ++l) {
       uint32_t a = kbd_rt_load_(tfrag, tdt, fl, p.npt, l, j * V);
-      KBD_UNROLL for (int k = 1; k < V; ++k) a = kbd_red_op_b32(op, fl, a, kbd_rt_load_(tfrag, tdt, fl, p.npt, l, j * V + k));
+      KBD_UNROLL for (int k = 1; k < V; ++k) {
+        a = kbd_red_op_b32(op, fl, a, kbd_rt_load_(tfrag, tdt, fl, p.npt, l, j * V + k));
+      }
       r[l] = a;
     }
     KBD_UNROLL for (int dl = 1; dl < gw; dl <<= 1) {
@@ -296,7 +305,8 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
     }
     if (gw > 1) {
       kbd_rt_shfl_(KBD_SHFL_UP, y, r, 1u, KBD_SHFL_C_UP, file, line);
-      for (int l = 0; l < L; ++l) ex[j * L + l] = (KBD__RT_LANE(l) & (gw - 1)) == 0 ? pad : y[l];
+      for (int l = 0; l < L; ++l)
+        ex[j * L + l] = (KBD__RT_LANE(l) & (gw - 1)) == 0 ? pad : y[l];
       kbd_rt_shfl_(KBD_SHFL_IDX, &gt[j * L], r, (uint32_t)(gw - 1), ((uint32_t)(32 - gw) << 8) | KBD_SHFL_C, file,
                    line);
     } else {
@@ -362,12 +372,12 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
 
 /* ---- vectors: types, compile-time checks ---------------------------------------------------------------------- */
 
-#define KBD__RT_VEC_RULE                                                                                         \
-  "kbd: row/column reductions of a ROW tile need C/vec (vectors per row) to be a power of two <= 32, or a "     \
+#define KBD__RT_VEC_RULE                                                                                               \
+  "kbd: row/column reductions of a ROW tile need C/vec (vectors per row) to be a power of two <= 32, or a "            \
   "multiple of 32 that divides or is a multiple of the scope's thread count"
-#define KBD__RT_CHECK_LAYOUT(L, C, S, V)                                                                         \
-  KBD_STATIC_ASSERT(KBD__RT_LAYOUT_OK(L), "kbd: row/column reductions and row scans take ROW, WGMMA_ACC or MMA_C " \
-                                          "tiles (MMA_A/MMA_B are MMA operands: convert them first)");           \
+#define KBD__RT_CHECK_LAYOUT(L, C, S, V)                                                                               \
+  KBD_STATIC_ASSERT(KBD__RT_LAYOUT_OK(L), "kbd: row/column reductions and row scans take ROW, WGMMA_ACC or MMA_C "     \
+                                          "tiles (MMA_A/MMA_B are MMA operands: convert them first)");                 \
   KBD_STATIC_ASSERT((L) != KBD_LAYOUT_ROW || KBD__RT_ROW_SHAPE_OK(C, S, V), KBD__RT_VEC_RULE)
 
 /* The vector width that matters for the fragment order: ROW tiles only (the fixed MMA layouts ignore it). */
@@ -375,15 +385,15 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
 
 /* A vector: v[lanes][slots] of dt, plus the source tile's shape in its type (never set, never read; a
  * different member name than a tile's kbd_meta_, so a vector is not accepted where a tile is). */
-#define KBD__RT_VTYPE(dt, t, AX)                                                                                 \
-  struct {                                                                                                       \
-    KBD__RT_CHECK_LAYOUT(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t));                             \
-    KBD_STATIC_ASSERT(KBD_DT_##dt == (KBD_DT_IS_FLOAT(KBD_DTYPE(t)) ? KBD_DT_f32 : KBD_DT_i32),                  \
-                      "kbd: the row/column vector of a float tile is f32, of an i32 tile i32");                  \
-    kbd_##dt v[KBD_LANES_HELD][KBD__POS(                                                                         \
-        KBD__RT_NSLOT(KBD_LAYOUT(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX))];             \
-    char (*kbd_vmeta_)[KBD__POS(KBD_ROWS(t))][KBD__POS(KBD_COLS(t))][KBD__POS(KBD_SCOPE(t))][KBD__POS(           \
-        KBD_LAYOUT(t))][KBD__POS(KBD__RT_TVEC(t))][AX][KBD_DT_##dt];                                             \
+#define KBD__RT_VTYPE(dt, t, AX)                                                                                       \
+  struct {                                                                                                             \
+    KBD__RT_CHECK_LAYOUT(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t));                                   \
+    KBD_STATIC_ASSERT(KBD_DT_##dt == (KBD_DT_IS_FLOAT(KBD_DTYPE(t)) ? KBD_DT_f32 : KBD_DT_i32),                        \
+                      "kbd: the row/column vector of a float tile is f32, of an i32 tile i32");                        \
+    kbd_##dt v[KBD_LANES_HELD]                                                                                         \
+              [KBD__POS(KBD__RT_NSLOT(KBD_LAYOUT(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX))];   \
+    char (*kbd_vmeta_)[KBD__POS(KBD_ROWS(t))][KBD__POS(KBD_COLS(t))][KBD__POS(KBD_SCOPE(t))][KBD__POS(KBD_LAYOUT(t))]  \
+                      [KBD__POS(KBD__RT_TVEC(t))][AX][KBD_DT_##dt];                                                    \
   }
 #define KBD_ROWVEC(dt, t) KBD__RT_VTYPE(dt, t, KBD__RT_ROWS)
 #define KBD_COLVEC(dt, t) KBD__RT_VTYPE(dt, t, KBD__RT_COLS)
@@ -397,8 +407,7 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
 #define KBD__V_AX(x) ((int)(sizeof(KBD__VM(x)[0][0][0][0][0]) / sizeof(KBD__VM(x)[0][0][0][0][0][0])))
 #define KBD__V_DT(x) ((int)sizeof(KBD__VM(x)[0][0][0][0][0][0]))
 #define KBD__V_PLAN(x) kbd_rt_plan_of(KBD__V_L(x), KBD__V_R(x), KBD__V_C(x), KBD__V_S(x), KBD__V_VEC(x), KBD__V_AX(x))
-#define KBD__T_PLAN(t, AX)                                                                                       \
-  kbd_rt_plan_of(KBD_LAYOUT(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX)
+#define KBD__T_PLAN(t, AX) kbd_rt_plan_of(KBD_LAYOUT(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX)
 
 /* Slots of vector m; slot of tile element i; m's value in slot k of `lane` (inside KBD_FOR_LANES on the
  * CPU, the thread's own on the GPU); the row/column index that slot k of `lane` holds. */
@@ -411,104 +420,105 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
 #endif
 #define KBD_VEC_INDEX(m, lane, k) kbd_rt_index(KBD__V_PLAN(m), KBD__RT_TID(KBD__V_S(m), (lane)), (k))
 
-#define KBD__RT_MATCH(m, t, AX)                                                                                  \
-  KBD_STATIC_ASSERT(KBD__V_AX(m) == (AX), "kbd: wrong vector kind: rows need a KBD_ROWVEC, columns a KBD_COLVEC"); \
-  KBD_STATIC_ASSERT(KBD__V_R(m) == KBD_ROWS(t) && KBD__V_C(m) == KBD_COLS(t) && KBD__V_S(m) == KBD_SCOPE(t) &&   \
-                        KBD__V_L(m) == KBD_LAYOUT(t) && KBD__V_VEC(m) == KBD__RT_TVEC(t),                             \
+#define KBD__RT_MATCH(m, t, AX)                                                                                        \
+  KBD_STATIC_ASSERT(KBD__V_AX(m) == (AX), "kbd: wrong vector kind: rows need a KBD_ROWVEC, columns a KBD_COLVEC");     \
+  KBD_STATIC_ASSERT(KBD__V_R(m) == KBD_ROWS(t) && KBD__V_C(m) == KBD_COLS(t) && KBD__V_S(m) == KBD_SCOPE(t) &&         \
+                        KBD__V_L(m) == KBD_LAYOUT(t) && KBD__V_VEC(m) == KBD__RT_TVEC(t),                              \
                     "kbd: the vector was declared for a tile of another shape, scope, layout or vector width")
-#define KBD__RT_SCOPE_OK(t)                                                                                      \
-  KBD_STATIC_ASSERT(KBD_SCOPE(t) == KBD_WARP || KBD_SCOPE(t) == KBD_BLOCK_THREADS ||                             \
-                        (KBD_SCOPE(t) == KBD_WARPGROUP && KBD_BLOCK_THREADS % KBD_WARPGROUP == 0),               \
-                    "kbd: row/column reductions are over KBD_WARP, KBD_WARPGROUP (in a block of whole "          \
+#define KBD__RT_SCOPE_OK(t)                                                                                            \
+  KBD_STATIC_ASSERT(KBD_SCOPE(t) == KBD_WARP || KBD_SCOPE(t) == KBD_BLOCK_THREADS ||                                   \
+                        (KBD_SCOPE(t) == KBD_WARPGROUP && KBD_BLOCK_THREADS % KBD_WARPGROUP == 0),                     \
+                    "kbd: row/column reductions are over KBD_WARP, KBD_WARPGROUP (in a block of whole "                \
                     "warpgroups) or KBD_CTA tiles")
-#define KBD__RT_SAME_VEC(a, b)                                                                                   \
-  KBD_STATIC_ASSERT(KBD__RT_TVEC(a) == KBD__RT_TVEC(b), "kbd: ROW tile operands of different element sizes have different " \
-                                              "vector widths (vec): their fragments do not line up")
+#define KBD__RT_SAME_VEC(a, b)                                                                                         \
+  KBD_STATIC_ASSERT(KBD__RT_TVEC(a) == KBD__RT_TVEC(b),                                                                \
+                    "kbd: ROW tile operands of different element sizes have different "                                \
+                    "vector widths (vec): their fragments do not line up")
 
 /* The call site's shared memory for the cross-warp step: `words` 32-bit slots, allocated only if `used` (a
  * constant). GPU: a static __shared__ array that nvcc drops when unused. CPU: the machine's per-block
  * static allocation, keyed by this call site. */
 #if KBD_MODE_CPU
-#define KBD__RT_SMEM(name, words, used)                                                                          \
-  static const char name##_kbd_site_ = 0;                                                                        \
-  uint32_t *name = (used) ? (uint32_t *)kbd_cpu_smem_static(&name##_kbd_site_, sizeof(uint32_t) * (size_t)(words), \
-                                                            16, __FILE__, __LINE__)                               \
+#define KBD__RT_SMEM(name, words, used)                                                                                \
+  static const char name##_kbd_site_ = 0;                                                                              \
+  uint32_t *name = (used) ? (uint32_t *)kbd_cpu_smem_static(&name##_kbd_site_, sizeof(uint32_t) * (size_t)(words), 16, \
+                                                            __FILE__, __LINE__)                                        \
                           : NULL
 #else
-#define KBD__RT_SMEM(name, words, used)                                                                          \
-  __shared__ __align__(16) uint32_t name##_kbd_arr_[KBD__POS(words)];                                            \
+#define KBD__RT_SMEM(name, words, used)                                                                                \
+  __shared__ __align__(16) uint32_t name##_kbd_arr_[KBD__POS(words)];                                                  \
   uint32_t *name = (used) ? name##_kbd_arr_ : NULL
 #endif
 
 /* [slot][lane] bits -> the vector's v[lane][slot] (bit copy: f32 bits into float, i32 into int32_t). */
-#define KBD__RT_OUT(m, acc)                                                                                      \
-  for (int kbd_ol_ = 0; kbd_ol_ < KBD_LANES_HELD; ++kbd_ol_)                                                     \
-  KBD_UNROLL for (int kbd_ok_ = 0; kbd_ok_ < KBD_VEC_SLOTS(m); ++kbd_ok_)                                        \
+#define KBD__RT_OUT(m, acc)                                                                                            \
+  for (int kbd_ol_ = 0; kbd_ol_ < KBD_LANES_HELD; ++kbd_ol_)                                                           \
+  KBD_UNROLL for (int kbd_ok_ = 0; kbd_ok_ < KBD_VEC_SLOTS(m); ++kbd_ok_)                                              \
       memcpy(&(m).v[kbd_ol_][kbd_ok_], &(acc)[kbd_ok_][kbd_ol_], 4)
 
 /* ---- public macros ------------------------------------------------------------------------------------------ */
 
-#define KBD__RT_REDUCE(m, t, op, AX)                                                                             \
-  do {                                                                                                           \
-    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                            \
-    KBD__RT_SCOPE_OK(t);                                                                                         \
-    KBD__RT_MATCH(m, t, AX);                                                                                     \
-    const kbd_rt_plan kbd_rp_ = KBD__T_PLAN(t, AX);                                                              \
-    uint32_t kbd_racc_[KBD_VEC_SLOTS(m)][KBD_LANES_HELD];                                                        \
-    uint32_t kbd_rtmp_[KBD__POS(KBD_NPT(t) / KBD_VEC_SLOTS(m))][KBD_LANES_HELD];                                 \
-    KBD__RT_SMEM(kbd_rsl_,                                                                                       \
-                 (KBD_BLOCK_THREADS / KBD_WARP_SIZE) * KBD_VEC_SLOTS(m) *                                        \
-                     KBD__RT_NREP(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX),                     \
-                 KBD__RT_XN(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX) > 1);                      \
-    kbd_rt_reduce_(kbd_rp_, (t).v, KBD_DTYPE(t), (op), &kbd_racc_[0][0], &kbd_rtmp_[0][0], kbd_rsl_,             \
-                   KBD_BLOCK_THREADS, __FILE__, __LINE__);                                                       \
-    KBD__RT_OUT(m, kbd_racc_);                                                                                   \
+#define KBD__RT_REDUCE(m, t, op, AX)                                                                                   \
+  do {                                                                                                                 \
+    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                                  \
+    KBD__RT_SCOPE_OK(t);                                                                                               \
+    KBD__RT_MATCH(m, t, AX);                                                                                           \
+    const kbd_rt_plan kbd_rp_ = KBD__T_PLAN(t, AX);                                                                    \
+    uint32_t kbd_racc_[KBD_VEC_SLOTS(m)][KBD_LANES_HELD];                                                              \
+    uint32_t kbd_rtmp_[KBD__POS(KBD_NPT(t) / KBD_VEC_SLOTS(m))][KBD_LANES_HELD];                                       \
+    KBD__RT_SMEM(kbd_rsl_,                                                                                             \
+                 (KBD_BLOCK_THREADS / KBD_WARP_SIZE) * KBD_VEC_SLOTS(m) *                                              \
+                     KBD__RT_NREP(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX),                      \
+                 KBD__RT_XN(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX) > 1);                       \
+    kbd_rt_reduce_(kbd_rp_, (t).v, KBD_DTYPE(t), (op), &kbd_racc_[0][0], &kbd_rtmp_[0][0], kbd_rsl_,                   \
+                   KBD_BLOCK_THREADS, __FILE__, __LINE__);                                                             \
+    KBD__RT_OUT(m, kbd_racc_);                                                                                         \
   } while (0)
 
 #define kbd_reduce_rows(m, t, op) KBD__RT_REDUCE(m, t, op, KBD__RT_ROWS)
 #define kbd_reduce_cols(m, t, op) KBD__RT_REDUCE(m, t, op, KBD__RT_COLS)
 
-#define kbd_scan_rows(d, tot, t, op, excl)                                                                       \
-  do {                                                                                                           \
-    KBD__SCAN_OP_OK(op);                                                                                         \
-    KBD_STATIC_ASSERT(KBD_LAYOUT(t) == KBD_LAYOUT_ROW, "kbd: kbd_scan_rows scans ROW tiles");                    \
-    KBD__SAME_SHAPE(d, t);                                                                                       \
-    KBD__RT_SAME_VEC(d, t);                                                                                      \
-    KBD__RT_SCOPE_OK(t);                                                                                         \
-    KBD__RT_MATCH(tot, t, KBD__RT_ROWS);                                                                         \
-    const kbd_rt_plan kbd_sp_ = KBD__T_PLAN(t, KBD__RT_ROWS);                                                    \
-    uint32_t kbd_sex_[KBD__POS(KBD_NPT(t) / KBD_VEC(t))][KBD_LANES_HELD];                                          \
-    uint32_t kbd_sgt_[KBD__POS(KBD_NPT(t) / KBD_VEC(t))][KBD_LANES_HELD];                                          \
-    uint32_t kbd_stot_[KBD_VEC_SLOTS(tot)][KBD_LANES_HELD];                                                      \
-    KBD__RT_SMEM(kbd_ssl_, (KBD_BLOCK_THREADS / KBD_WARP_SIZE) * (KBD_NPT(t) / KBD_VEC(t)),                      \
-                 KBD__RT_XN(KBD_LAYOUT_ROW, KBD_COLS(t), KBD_SCOPE(t), KBD_VEC(t), KBD__RT_ROWS) > 1);           \
-    kbd_rt_scan_rows_(kbd_sp_, (d).v, KBD_DTYPE(d), (t).v, KBD_DTYPE(t), (op), (excl), &kbd_sex_[0][0],          \
-                      &kbd_sgt_[0][0], &kbd_stot_[0][0], kbd_ssl_, KBD_BLOCK_THREADS, __FILE__, __LINE__);       \
-    KBD__RT_OUT(tot, kbd_stot_);                                                                                 \
+#define kbd_scan_rows(d, tot, t, op, excl)                                                                             \
+  do {                                                                                                                 \
+    KBD__SCAN_OP_OK(op);                                                                                               \
+    KBD_STATIC_ASSERT(KBD_LAYOUT(t) == KBD_LAYOUT_ROW, "kbd: kbd_scan_rows scans ROW tiles");                          \
+    KBD__SAME_SHAPE(d, t);                                                                                             \
+    KBD__RT_SAME_VEC(d, t);                                                                                            \
+    KBD__RT_SCOPE_OK(t);                                                                                               \
+    KBD__RT_MATCH(tot, t, KBD__RT_ROWS);                                                                               \
+    const kbd_rt_plan kbd_sp_ = KBD__T_PLAN(t, KBD__RT_ROWS);                                                          \
+    uint32_t kbd_sex_[KBD__POS(KBD_NPT(t) / KBD_VEC(t))][KBD_LANES_HELD];                                              \
+    uint32_t kbd_sgt_[KBD__POS(KBD_NPT(t) / KBD_VEC(t))][KBD_LANES_HELD];                                              \
+    uint32_t kbd_stot_[KBD_VEC_SLOTS(tot)][KBD_LANES_HELD];                                                            \
+    KBD__RT_SMEM(kbd_ssl_, (KBD_BLOCK_THREADS / KBD_WARP_SIZE) * (KBD_NPT(t) / KBD_VEC(t)),                            \
+                 KBD__RT_XN(KBD_LAYOUT_ROW, KBD_COLS(t), KBD_SCOPE(t), KBD_VEC(t), KBD__RT_ROWS) > 1);                 \
+    kbd_rt_scan_rows_(kbd_sp_, (d).v, KBD_DTYPE(d), (t).v, KBD_DTYPE(t), (op), (excl), &kbd_sex_[0][0],                \
+                      &kbd_sgt_[0][0], &kbd_stot_[0][0], kbd_ssl_, KBD_BLOCK_THREADS, __FILE__, __LINE__);             \
+    KBD__RT_OUT(tot, kbd_stot_);                                                                                       \
   } while (0)
 
-#define KBD__RT_BCAST(d, a, m, op, AX)                                                                           \
-  do {                                                                                                           \
-    KBD_STATIC_ASSERT((op) == KBD_OP_ADD || (op) == KBD_OP_SUB || (op) == KBD_OP_MUL || (op) == KBD_OP_DIV ||    \
-                          (op) == KBD_OP_MIN || (op) == KBD_OP_MAX,                                              \
-                      "kbd: kbd_bcast_rows/cols take KBD_OP_ADD, _SUB, _MUL, _DIV, _MIN or _MAX");               \
-    KBD__SAME_SHAPE(d, a);                                                                                       \
-    KBD__RT_SAME_VEC(d, a);                                                                                      \
-    KBD__RT_MATCH(m, a, AX);                                                                                     \
-    const kbd_rt_plan kbd_bp_ = KBD__T_PLAN(a, AX);                                                              \
-    for (int kbd_bl_ = 0; kbd_bl_ < KBD_LANES_HELD; ++kbd_bl_) {                                                 \
-      KBD_UNROLL for (int kbd_bi_ = 0; kbd_bi_ < KBD_NPT(a); ++kbd_bi_) {                                        \
-        const void *kbd_bm_ = &(m).v[kbd_bl_][kbd_rt_slot(kbd_bp_, kbd_bi_)];                                    \
-        if (KBD_DT_IS_FLOAT(KBD_DTYPE(d)))                                                                       \
-          kbd_dt_store_f32(&(d).v[kbd_bl_][kbd_bi_], KBD_DTYPE(d),                                               \
-                           kbd_f32_binop((op), kbd_dt_load_f32(&(a).v[kbd_bl_][kbd_bi_], KBD_DTYPE(a)),          \
-                                         kbd_dt_load_f32(kbd_bm_, KBD__V_DT(m))));                               \
-        else                                                                                                     \
-          kbd_dt_store_i32(&(d).v[kbd_bl_][kbd_bi_], KBD_DTYPE(d),                                               \
-                           kbd_i32_binop((op), kbd_dt_load_i32(&(a).v[kbd_bl_][kbd_bi_], KBD_DTYPE(a)),          \
-                                         kbd_dt_load_i32(kbd_bm_, KBD__V_DT(m)), __FILE__, __LINE__));           \
-      }                                                                                                          \
-    }                                                                                                            \
+#define KBD__RT_BCAST(d, a, m, op, AX)                                                                                 \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT((op) == KBD_OP_ADD || (op) == KBD_OP_SUB || (op) == KBD_OP_MUL || (op) == KBD_OP_DIV ||          \
+                          (op) == KBD_OP_MIN || (op) == KBD_OP_MAX,                                                    \
+                      "kbd: kbd_bcast_rows/cols take KBD_OP_ADD, _SUB, _MUL, _DIV, _MIN or _MAX");                     \
+    KBD__SAME_SHAPE(d, a);                                                                                             \
+    KBD__RT_SAME_VEC(d, a);                                                                                            \
+    KBD__RT_MATCH(m, a, AX);                                                                                           \
+    const kbd_rt_plan kbd_bp_ = KBD__T_PLAN(a, AX);                                                                    \
+    for (int kbd_bl_ = 0; kbd_bl_ < KBD_LANES_HELD; ++kbd_bl_) {                                                       \
+      KBD_UNROLL for (int kbd_bi_ = 0; kbd_bi_ < KBD_NPT(a); ++kbd_bi_) {                                              \
+        const void *kbd_bm_ = &(m).v[kbd_bl_][kbd_rt_slot(kbd_bp_, kbd_bi_)];                                          \
+        if (KBD_DT_IS_FLOAT(KBD_DTYPE(d)))                                                                             \
+          kbd_dt_store_f32(&(d).v[kbd_bl_][kbd_bi_], KBD_DTYPE(d),                                                     \
+                           kbd_f32_binop((op), kbd_dt_load_f32(&(a).v[kbd_bl_][kbd_bi_], KBD_DTYPE(a)),                \
+                                         kbd_dt_load_f32(kbd_bm_, KBD__V_DT(m))));                                     \
+        else                                                                                                           \
+          kbd_dt_store_i32(&(d).v[kbd_bl_][kbd_bi_], KBD_DTYPE(d),                                                     \
+                           kbd_i32_binop((op), kbd_dt_load_i32(&(a).v[kbd_bl_][kbd_bi_], KBD_DTYPE(a)),                \
+                                         kbd_dt_load_i32(kbd_bm_, KBD__V_DT(m)), __FILE__, __LINE__));                 \
+      }                                                                                                                \
+    }                                                                                                                  \
   } while (0)
 
 #define kbd_bcast_rows(d, a, m, op) KBD__RT_BCAST(d, a, m, op, KBD__RT_ROWS)
@@ -517,18 +527,18 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
 /* p[index] = value for every slot, written by one thread per index in each scope instance: the lane whose
  * butterfly bits are 0, in the first warp of its cross-warp group. p: float * for f32 vectors, int32_t *
  * for i32. A warp- or warpgroup-scoped tile exists once per warp / warpgroup: offset p per instance. */
-#define kbd_vec_store(p, m)                                                                                      \
-  do {                                                                                                           \
-    const kbd_rt_plan kbd_vp_ = KBD__V_PLAN(m);                                                                  \
-    const int kbd_vws_ = kbd_warp_id() % (kbd_vp_.scope / KBD_WARP_SIZE);                                        \
-    const int kbd_vlead_ = kbd_vp_.xn <= 1 || (kbd_vws_ % (kbd_vp_.xs * kbd_vp_.xn)) / kbd_vp_.xs == 0;          \
-    const unsigned kbd_vfm_ = ((1u << (kbd_vp_.hi - kbd_vp_.lo)) - 1u) << kbd_vp_.lo;                           \
-    for (int kbd_vl_ = 0; kbd_vl_ < KBD_LANES_HELD; ++kbd_vl_) {                                                 \
-      if (!kbd_vlead_ || ((unsigned)KBD__RT_LANE(kbd_vl_) & kbd_vfm_) != 0u) continue;                           \
-      const int kbd_vt_ = KBD__RT_TID(kbd_vp_.scope, kbd_vl_);                                                   \
-      KBD_UNROLL for (int kbd_vk_ = 0; kbd_vk_ < KBD_VEC_SLOTS(m); ++kbd_vk_)(p)[kbd_rt_index(kbd_vp_, kbd_vt_, kbd_vk_)] = \
-          (m).v[kbd_vl_][kbd_vk_];                                                                               \
-    }                                                                                                            \
+#define kbd_vec_store(p, m)                                                                                            \
+  do {                                                                                                                 \
+    const kbd_rt_plan kbd_vp_ = KBD__V_PLAN(m);                                                                        \
+    const int kbd_vws_ = kbd_warp_id() % (kbd_vp_.scope / KBD_WARP_SIZE);                                              \
+    const int kbd_vlead_ = kbd_vp_.xn <= 1 || (kbd_vws_ % (kbd_vp_.xs * kbd_vp_.xn)) / kbd_vp_.xs == 0;                \
+    const unsigned kbd_vfm_ = ((1u << (kbd_vp_.hi - kbd_vp_.lo)) - 1u) << kbd_vp_.lo;                                  \
+    for (int kbd_vl_ = 0; kbd_vl_ < KBD_LANES_HELD; ++kbd_vl_) {                                                       \
+      if (!kbd_vlead_ || ((unsigned)KBD__RT_LANE(kbd_vl_) & kbd_vfm_) != 0u) continue;                                 \
+      const int kbd_vt_ = KBD__RT_TID(kbd_vp_.scope, kbd_vl_);                                                         \
+      KBD_UNROLL for (int kbd_vk_ = 0; kbd_vk_ < KBD_VEC_SLOTS(m);                                                     \
+                      ++kbd_vk_)(p)[kbd_rt_index(kbd_vp_, kbd_vt_, kbd_vk_)] = (m).v[kbd_vl_][kbd_vk_];                \
+    }                                                                                                                  \
   } while (0)
 
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */

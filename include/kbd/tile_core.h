@@ -78,12 +78,14 @@
                         KBD_LAYOUT(a) == KBD_LAYOUT(b) && KBD_VEC(a) == KBD_VEC(b),                              \
                     "kbd: tile operands must have the same rows, cols, scope and layout")
 
-/* Thread index within the tile's scope of `lane` of the running warp. */
+/* Thread index within a scope of `scope` threads of `lane` of the running warp: block thread mod scope.
+ * The one definition used by every fragment walk (the GPU uses its own %tid.x, the CPU the lane). */
 #if KBD_MODE_CPU
-#define KBD__TID(t, lane) ((kbd_warp_id() * KBD_WARP_SIZE + (lane)) % KBD_SCOPE(t))
+#define KBD_SCOPE_TID(scope, lane) ((int)((unsigned)(kbd_warp_id() * KBD_WARP_SIZE + (lane)) % (unsigned)(scope)))
 #else
-#define KBD__TID(t, lane) ((int)(threadIdx.x % (unsigned)KBD_SCOPE(t)) + 0 * (lane))
+#define KBD_SCOPE_TID(scope, lane) ((int)(threadIdx.x % (unsigned)(scope)) + 0 * (lane))
 #endif
+#define KBD__TID(t, lane) KBD_SCOPE_TID(KBD_SCOPE(t), lane)
 
 /* Static shape of a tile, passed by value to the generic helpers (all fields compile-time constants at
  * the call site, so the always-inlined helpers fold to straight-line code). */

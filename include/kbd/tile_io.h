@@ -93,7 +93,7 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
    * 32*vec elements in one row, so an interior tile is a few memcpys per lane instead of per-element
    * coordinate math. Edge tiles (any run not wholly inside the tensor) take the general path below. */
   if (s.layout == KBD_LAYOUT_ROW && s.cols % (KBD_WARP_SIZE * s.vec) == 0) {
-    const long long tid0 = (long long)((unsigned)(kbd_warp_id() * KBD_WARP_SIZE) % (unsigned)s.scope);
+    const long long tid0 = KBD_SCOPE_TID(s.scope, 0);
     const int runs = s.npt / s.vec;
     int inside = 1;
     for (int j = 0; j < runs && inside; ++j) {
@@ -132,15 +132,8 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
   const int vec_ok = s.layout == KBD_LAYOUT_ROW && s.vec > 1 &&
                      ((unsigned long long)(size_t)(mem + (r0 * ld + c0) * es) % (unsigned long long)vb) == 0 &&
                      (s.rows == 1 || ((unsigned long long)(ld * es) % (unsigned long long)vb) == 0);
-#if KBD_MODE_CPU
-  const unsigned wbase = (unsigned)(kbd_warp_id() * KBD_WARP_SIZE);
-#endif
   for (int l = 0; l < KBD_LANES_HELD; ++l) {
-#if KBD_MODE_CPU
-    const int tid = (int)((wbase + (unsigned)l) % (unsigned)s.scope);
-#else
-    const int tid = (int)(threadIdx.x % (unsigned)s.scope);
-#endif
+    const int tid = KBD_SCOPE_TID(s.scope, l);
     char *f = (char *)frag + (size_t)l * s.npt * es;
     const int step = s.layout == KBD_LAYOUT_ROW ? s.vec : 1;
     KBD_UNROLL for (int i = 0; i < s.npt; i += step) {
