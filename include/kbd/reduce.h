@@ -178,6 +178,17 @@ KBD_TILE_FN void kbd_red_barrier_(int scope, int block_threads, const char *file
 #endif
 }
 
+/* Lane l of the warp <- warp total l of the scope (slots[l]), for l < nw; the exact padding identity above.
+ * CPU: one copy and one fill for the 32 lanes instead of a per-lane select (same values). */
+KBD_TILE_FN void kbd_red_load_totals_(kbd_lanes_b32 *y, const uint32_t *slots, int nw, uint32_t pad) {
+#if KBD_MODE_CPU
+  memcpy(y->v, slots, sizeof(uint32_t) * (size_t)nw);
+  for (int lane = nw; lane < KBD_WARP_SIZE; ++lane) y->v[lane] = pad;
+#else
+  KBD_FOR_LANES(lane) { KBD_LANE(*y, lane) = lane < nw ? slots[lane] : pad; }
+#endif
+}
+
 /* op over `scope` threads (32, 128 or the block): warp butterfly, warp totals through shared memory,
  * a barrier, a second butterfly over the totals in every warp, and a trailing barrier (WAR on the slots). */
 KBD_TILE_FN uint32_t kbd_scope_reduce_b32_(kbd_lanes_b32 x, int op, int fl, int scope, int block_threads,
@@ -191,7 +202,7 @@ KBD_TILE_FN uint32_t kbd_scope_reduce_b32_(kbd_lanes_b32 x, int op, int fl, int 
   }
   kbd_red_barrier_(scope, block_threads, file, line);
   kbd_lanes_b32 y;
-  KBD_FOR_LANES(lane) { KBD_LANE(y, lane) = lane < nw ? kbd_red_slots_[base + lane] : kbd_red_pad_b32(op, fl); }
+  kbd_red_load_totals_(&y, kbd_red_slots_ + base, nw, kbd_red_pad_b32(op, fl));
   r = kbd_warp_reduce_b32_(y, op, fl, file, line);
   kbd_red_barrier_(scope, block_threads, file, line);
   return r;

@@ -170,10 +170,8 @@ KBD_HD int kbd_rt_index(kbd_rt_plan p, int tid, int k) {
 
 #if KBD_MODE_CPU
 #define KBD__RT_LANE(l) (l)
-#define KBD__RT_TID(S, l) ((kbd_warp_id() * KBD_WARP_SIZE + (l)) % (S))
 #else
 #define KBD__RT_LANE(l) ((int)(threadIdx.x & 31u) + 0 * (l))
-#define KBD__RT_TID(S, l) ((int)(threadIdx.x % (unsigned)(S)) + 0 * (l))
 #endif
 
 /* y = shfl.sync.<mode>.b32 of x over the whole warp (x, y: the KBD_LANES_HELD values of one slot). */
@@ -344,7 +342,7 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
   const int kk = p.k;
   KBD_UNROLL for (int rs = 0; rs < p.nslot; ++rs) {
     for (int l = 0; l < L; ++l) {
-      const int row_first = KBD__RT_TID(p.scope, l) % p.g == 0;
+      const int row_first = KBD_SCOPE_TID(p.scope, l) % p.g == 0;
       uint32_t carry = 0;
       KBD_UNROLL for (int s = 0; s < kk; ++s) {
         const int j = rs * kk + s;
@@ -418,7 +416,7 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
 #else
 #define KBD_VEC_AT(m, lane, k) ((m).v[0 * (lane)][(k)])
 #endif
-#define KBD_VEC_INDEX(m, lane, k) kbd_rt_index(KBD__V_PLAN(m), KBD__RT_TID(KBD__V_S(m), (lane)), (k))
+#define KBD_VEC_INDEX(m, lane, k) kbd_rt_index(KBD__V_PLAN(m), KBD_SCOPE_TID(KBD__V_S(m), (lane)), (k))
 
 #define KBD__RT_MATCH(m, t, AX)                                                                                        \
   KBD_STATIC_ASSERT(KBD__V_AX(m) == (AX), "kbd: wrong vector kind: rows need a KBD_ROWVEC, columns a KBD_COLVEC");     \
@@ -535,7 +533,7 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
     const unsigned kbd_vfm_ = ((1u << (kbd_vp_.hi - kbd_vp_.lo)) - 1u) << kbd_vp_.lo;                                  \
     for (int kbd_vl_ = 0; kbd_vl_ < KBD_LANES_HELD; ++kbd_vl_) {                                                       \
       if (!kbd_vlead_ || ((unsigned)KBD__RT_LANE(kbd_vl_) & kbd_vfm_) != 0u) continue;                                 \
-      const int kbd_vt_ = KBD__RT_TID(kbd_vp_.scope, kbd_vl_);                                                         \
+      const int kbd_vt_ = KBD_SCOPE_TID(kbd_vp_.scope, kbd_vl_);                                                         \
       KBD_UNROLL for (int kbd_vk_ = 0; kbd_vk_ < KBD_VEC_SLOTS(m);                                                     \
                       ++kbd_vk_)(p)[kbd_rt_index(kbd_vp_, kbd_vt_, kbd_vk_)] = (m).v[kbd_vl_][kbd_vk_];                \
     }                                                                                                                  \

@@ -52,10 +52,18 @@ KBD_TILE_FN kbd_lanes_b32 kbd_lanes_shfl_b32_(int mode, kbd_lanes_b32 x, uint32_
 /* Inclusive Hillis-Steele scan over the warp's 32 lanes. */
 KBD_TILE_FN kbd_lanes_b32 kbd_warp_scan_incl_b32_(kbd_lanes_b32 x, int op, int fl, const char *file, int line) {
   KBD_UNROLL for (uint32_t d = 1; d < 32; d <<= 1) {
+#if KBD_MODE_CPU
+    /* The same shfl.sync.up into a separate array (no struct copies), and the lanes below d, which keep
+     * their value, skipped by the loop bound instead of a per-lane branch (so the loop vectorises). */
+    uint32_t y[32];
+    kbd_cpu_shfl_sync(KBD_SHFL_UP, y, x.v, NULL, d, KBD_SHFL_C_UP, KBD_SHFL_FULL, file, line);
+    for (uint32_t lane = d; lane < 32; ++lane) x.v[lane] = kbd_red_op_b32(op, fl, y[lane], x.v[lane]);
+#else
     const kbd_lanes_b32 y = kbd_lanes_shfl_b32_(KBD_SHFL_UP, x, d, file, line);
     KBD_FOR_LANES(lane) {
       if ((uint32_t)lane >= d) KBD_LANE(x, lane) = kbd_red_op_b32(op, fl, KBD_LANE(y, lane), KBD_LANE(x, lane));
     }
+#endif
   }
   return x;
 }
@@ -85,7 +93,7 @@ KBD_TILE_FN kbd_lanes_b32 kbd_scope_scan_b32_(kbd_lanes_b32 x, int op, int fl, i
   }
   kbd_red_barrier_(scope, block_threads, file, line);
   kbd_lanes_b32 y;
-  KBD_FOR_LANES(lane) { KBD_LANE(y, lane) = lane < nw ? kbd_scan_slots_[base + lane] : pad; }
+  kbd_red_load_totals_(&y, kbd_scan_slots_ + base, nw, pad);
   y = kbd_warp_scan_incl_b32_(y, op, fl, file, line);
   *total = kbd_lanes_shfl_b32_(KBD_SHFL_IDX, y, (uint32_t)(nw - 1), file, line).v[0];
   const uint32_t prefix = wi == 0 ? pad : kbd_lanes_shfl_b32_(KBD_SHFL_IDX, y, (uint32_t)(wi - 1), file, line).v[0];
@@ -146,6 +154,13 @@ KBD_TILE_FN uint32_t kbd_tile_scan_b32_(kbd_tile_shape s, void *dfrag, int ddt, 
   const int fl = KBD_DT_IS_FLOAT(s.dtype), es = s.esize, des = KBD_DT_SIZE(ddt);
   const uint32_t pad = kbd_red_pad_b32(op, fl);
   uint32_t carry = pad;
+  /* Does the scope's first thread sit in this warp (as lane 0)? Warp-uniform: computed once, not per lane
+   * and element. */
+#if KBD_MODE_CPU
+  const int scope_first_here = (kbd_warp_id() * KBD_WARP_SIZE) % s.scope == 0;
+#else
+  const int scope_first_here = (int)(threadIdx.x % (unsigned)s.scope) == 0;
+#endif
   for (int j = 0; j < s.npt / s.vec; ++j) {
     uint32_t run[KBD_LANES_HELD][16];
     kbd_lanes_b32 tot;
@@ -164,9 +179,9 @@ KBD_TILE_FN uint32_t kbd_tile_scan_b32_(kbd_tile_shape s, void *dfrag, int ddt, 
     for (int l = 0; l < KBD_LANES_HELD; ++l) {
       const uint32_t b = kbd_red_op_b32(op, fl, carry, pre.v[l]);
 #if KBD_MODE_CPU
-      const int first = j == 0 && (kbd_warp_id() * KBD_WARP_SIZE + l) % s.scope == 0;
+      const int first = j == 0 && l == 0 && scope_first_here;
 #else
-      const int first = j == 0 && (int)(threadIdx.x % (unsigned)s.scope) == 0;
+      const int first = j == 0 && scope_first_here;
 #endif
       KBD_UNROLL for (int k = 0; k < s.vec; ++k) {
         uint32_t o = excl ? (k == 0 ? b : kbd_red_op_b32(op, fl, b, run[l][k - 1])) : kbd_red_op_b32(op, fl, b, run[l][k]);

@@ -55,22 +55,100 @@ KBD_DEV uint32_t kbd_ptx_shfl_sync_idx_b32(uint32_t a, uint32_t b, uint32_t c, u
 #if KBD_MODE_CPU
 #include "../cpu/machine.h"
 
+/* Whole-warp butterfly d[lane] = old[lane ^ bv] (d and old distinct). For the power-of-two masks the
+ * reductions use, lanes move in blocks of bv: fixed-size copies the host compiler turns into a few vector
+ * moves, instead of 32 dependent index computations. */
+static inline void kbd_cpu_shfl_bfly_full_(uint32_t d[32], const uint32_t old[32], uint32_t bv) {
+#define KBD__BFLY_BLOCKS(B)                                                                                            \
+  for (int i = 0; i < 32; i += 2 * (B)) {                                                                              \
+    memcpy(d + i, old + i + (B), 4 * (B));                                                                             \
+    memcpy(d + i + (B), old + i, 4 * (B));                                                                             \
+  }                                                                                                                    \
+  return
+  switch (bv) {
+  case 0: memcpy(d, old, 32 * sizeof(uint32_t)); return;
+  case 1: KBD__BFLY_BLOCKS(1);
+  case 2: KBD__BFLY_BLOCKS(2);
+  case 4: KBD__BFLY_BLOCKS(4);
+  case 8: KBD__BFLY_BLOCKS(8);
+  case 16: KBD__BFLY_BLOCKS(16);
+  default:
+    for (uint32_t lane = 0; lane < 32; ++lane) d[lane] = old[lane ^ bv];
+    return;
+  }
+#undef KBD__BFLY_BLOCKS
+}
+
+/* Whole-warp up (d[l] = old[l - bv], lanes below bv keep their own) or down (d[l] = old[l + bv], lanes above
+ * 31 - bv keep their own); d and old distinct. The deltas the scans use get fixed-size copies. */
+static inline void kbd_cpu_shfl_shift_full_(int up, uint32_t d[32], const uint32_t old[32], uint32_t bv) {
+#define KBD__SHIFT(B)                                                                                                  \
+  if (up) {                                                                                                            \
+    memcpy(d, old, 4 * (B));                                                                                           \
+    memcpy(d + (B), old, 4 * (32 - (B)));                                                                              \
+  } else {                                                                                                             \
+    memcpy(d, old + (B), 4 * (32 - (B)));                                                                              \
+    memcpy(d + 32 - (B), old + 32 - (B), 4 * (B));                                                                     \
+  }                                                                                                                    \
+  return
+  switch (bv) {
+  case 0: memcpy(d, old, 32 * sizeof(uint32_t)); return;
+  case 1: KBD__SHIFT(1);
+  case 2: KBD__SHIFT(2);
+  case 4: KBD__SHIFT(4);
+  case 8: KBD__SHIFT(8);
+  case 16: KBD__SHIFT(16);
+  default:
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      d[lane] = up ? old[lane >= bv ? lane - bv : lane] : old[lane + bv <= 31u ? lane + bv : lane];
+    return;
+  }
+#undef KBD__SHIFT
+}
+
 /* d[lane] = a[j(lane)] for all 32 lanes, per the PTX pseudo-code of shfl.sync.<mode>.b32 with lane
  * operand b (per lane, bs[lane], or uniform b when bs is NULL). d and a may alias. */
 static inline void kbd_cpu_shfl_sync(int mode, uint32_t d[32], const uint32_t a[32], const uint32_t *bs, uint32_t b,
                                      uint32_t c, uint32_t membermask, const char *file, int line) {
+  /* The fast path needs CUDA's whole-warp encoding for THIS mode: c = 0 for up, 0x1f for the others (up with
+   * c = 0x1f, say, is legal PTX with another meaning and takes the pseudo-code below). */
+  if (membermask == KBD_SHFL_FULL && !bs && c == (mode == KBD_SHFL_UP ? KBD_SHFL_C_UP : KBD_SHFL_C)) {
+    /* Whole-warp fast path (what kbd itself issues). With membermask full, segmask 0 and the clamp at lane
+     * 31 (0 for up), the pseudo-code below reduces to: up d[l] = a[l - b] for l >= b (own value below),
+     * down d[l] = a[l + b] for l + b <= 31 (own value above), bfly d[l] = a[l ^ b], idx d[l] = a[b].
+     * Every read sees the old values (memmove / a copy when d aliases a), as in the lock-step exchange. */
+    const uint32_t bv = b & 31u;
+    uint32_t tmp[32];
+    if (d != a && d < a + 32 && a < d + 32) { /* partial overlap (kbd never does this): read a copy */
+      memcpy(tmp, a, sizeof tmp);
+      a = tmp;
+    }
+    switch (mode) {
+    case KBD_SHFL_UP:
+    case KBD_SHFL_DOWN:
+      if (d == a) { /* in place: read the old values from a copy */
+        memcpy(tmp, a, sizeof tmp);
+        a = tmp;
+      }
+      kbd_cpu_shfl_shift_full_(mode == KBD_SHFL_UP, d, a, bv);
+      return;
+    case KBD_SHFL_BFLY:
+      if (d == a) {
+        memcpy(tmp, a, sizeof tmp);
+        kbd_cpu_shfl_bfly_full_(d, tmp, bv);
+      } else {
+        kbd_cpu_shfl_bfly_full_(d, a, bv);
+      }
+      return;
+    default: {
+      const uint32_t v = a[bv];
+      for (int lane = 0; lane < 32; ++lane) d[lane] = v;
+      return;
+    }
+    }
+  }
   uint32_t old[32];
   memcpy(old, a, sizeof old);
-  if (membermask == KBD_SHFL_FULL && !bs && (c == KBD_SHFL_C || (mode == KBD_SHFL_UP && c == KBD_SHFL_C_UP))) {
-    /* Whole-warp fast path (what kbd itself issues): the pseudo-code below reduces to this. */
-    const uint32_t bv = b & 31u;
-    for (uint32_t lane = 0; lane < 32; ++lane)
-      d[lane] = mode == KBD_SHFL_BFLY ? old[lane ^ bv]
-                : mode == KBD_SHFL_UP ? old[lane >= bv ? lane - bv : lane]
-                : mode == KBD_SHFL_DOWN ? old[lane + bv <= 31u ? lane + bv : lane]
-                                        : old[bv];
-    return;
-  }
   const uint32_t cval = c & 31u, segmask = (c >> 8) & 31u;
   for (uint32_t lane = 0; lane < 32; ++lane) {
     const uint32_t bval = (bs ? bs[lane] : b) & 31u;
