@@ -57,15 +57,20 @@ static inline int bench_parse_list(const char *s, long long *out, int max) {
       v = 1ll << strtol(s + 2, &end, 10);
     } else {
       v = strtoll(s, &end, 0);
-      if (end && (*end == 'k' || *end == 'K')) v <<= 10, ++end;
-      else if (end && (*end == 'm' || *end == 'M')) v <<= 20, ++end;
-      else if (end && (*end == 'g' || *end == 'G')) v <<= 30, ++end;
+      if (end && (*end == 'k' || *end == 'K'))
+        v <<= 10, ++end;
+      else if (end && (*end == 'm' || *end == 'M'))
+        v <<= 20, ++end;
+      else if (end && (*end == 'g' || *end == 'G'))
+        v <<= 30, ++end;
     }
     if (!end || end == s || v <= 0) return -1;
     out[n++] = v;
     s = end;
-    if (*s == ',') ++s;
-    else if (*s) return -1;
+    if (*s == ',')
+      ++s;
+    else if (*s)
+      return -1;
   }
   return n;
 }

@@ -76,11 +76,12 @@ KBD_KERNEL(ov_tile_fast, 256, ov_params) {
 }
 
 __attribute__((noinline)) static void ov_plain(const float *a, const float *b, float *c, long long n) {
-  for (long long i = 0; i < n; ++i) c[i] = a[i] + b[i];
+  for (long long i = 0; i < n; ++i)
+    c[i] = a[i] + b[i];
 }
 
 enum { K_PLAIN, K_EMPTY, K_RAW, K_KBD, K_FAST, K_STACKS, K_FIBER, K_SYSCONF, K_THREAD, K_COUNT };
-static const char *const k_name[K_COUNT] = {"plain", "empty",   "raw",     "kbd",   "tile_fast",
+static const char *const k_name[K_COUNT] = {"plain",      "empty", "raw",     "kbd",   "tile_fast",
                                             "stack_pool", "fiber", "sysconf", "thread"};
 
 typedef struct ov_ctx {
@@ -95,7 +96,8 @@ static kbd_fiber ov_main_fiber, ov_fiber;
 
 static void ov_fiber_fn(void *arg) {
   (void)arg;
-  for (;;) kbd_fiber_switch(&ov_fiber, &ov_main_fiber);
+  for (;;)
+    kbd_fiber_switch(&ov_fiber, &ov_main_fiber);
 }
 
 static void *ov_thread_fn(void *arg) { return arg; }
@@ -119,7 +121,8 @@ static void ov_once(ov_ctx *x) {
       x->failed = 1;
       break;
     }
-    for (size_t i = 0; i < 8; ++i) ((volatile char *)kbd_stack_pool_get(&sp, i))[sp.each - 64] = 1;
+    for (size_t i = 0; i < 8; ++i)
+      ((volatile char *)kbd_stack_pool_get(&sp, i))[sp.each - 64] = 1;
     kbd_stack_pool_free(&sp);
     break;
   }
@@ -148,7 +151,8 @@ static void ov_measure(ov_ctx *x, int reps, double min_s, double *best, double *
   long long iters = 1;
   for (;;) {
     double t0 = bench_now_s();
-    for (long long i = 0; i < iters; ++i) ov_once(x);
+    for (long long i = 0; i < iters; ++i)
+      ov_once(x);
     double dt = bench_now_s() - t0;
     if (dt >= min_s || iters >= (1ll << 30)) break;
     long long want = dt > 0 ? (long long)(iters * (1.2 * min_s / dt)) + 1 : iters * 10;
@@ -156,7 +160,8 @@ static void ov_measure(ov_ctx *x, int reps, double min_s, double *best, double *
   }
   for (int r = 0; r < reps; ++r) {
     double t0 = bench_now_s();
-    for (long long i = 0; i < iters; ++i) ov_once(x);
+    for (long long i = 0; i < iters; ++i)
+      ov_once(x);
     v[r] = (bench_now_s() - t0) / (double)iters;
   }
   *best = bench_min(v, reps);
@@ -169,12 +174,18 @@ int main(int argc, char **argv) {
   int nsizes = 4, reps = 7, threads = 1, smoke = 0;
   double min_ms = 50.0;
   for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--n") && i + 1 < argc) nsizes = bench_parse_list(argv[++i], sizes, 16);
-    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--min-sample-ms") && i + 1 < argc) min_ms = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--smoke")) smoke = 1;
-    else nsizes = -1;
+    if (!strcmp(argv[i], "--n") && i + 1 < argc)
+      nsizes = bench_parse_list(argv[++i], sizes, 16);
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--min-sample-ms") && i + 1 < argc)
+      min_ms = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--smoke"))
+      smoke = 1;
+    else
+      nsizes = -1;
     if (nsizes <= 0) {
       fprintf(stderr, "usage: %s [--n LIST] [--threads T] [--reps R] [--min-sample-ms MS] [--smoke]\n", argv[0]);
       return 2;
@@ -188,12 +199,14 @@ int main(int argc, char **argv) {
   setenv("KBD_CPU_THREADS", tb, 1);
 
   long long nmax = 0;
-  for (int i = 0; i < nsizes; ++i) nmax = sizes[i] > nmax ? sizes[i] : nmax;
+  for (int i = 0; i < nsizes; ++i)
+    nmax = sizes[i] > nmax ? sizes[i] : nmax;
   float *a, *b, *c;
   KBD_CHECK(kbd_malloc((void **)&a, (size_t)nmax * sizeof(float)));
   KBD_CHECK(kbd_malloc((void **)&b, (size_t)nmax * sizeof(float)));
   KBD_CHECK(kbd_malloc((void **)&c, (size_t)nmax * sizeof(float)));
-  for (long long i = 0; i < nmax; ++i) a[i] = (float)(i % 1000), b[i] = 0.25f * (float)(i % 7), c[i] = 0.0f;
+  for (long long i = 0; i < nmax; ++i)
+    a[i] = (float)(i % 1000), b[i] = 0.25f * (float)(i % 7), c[i] = 0.0f;
   if (!kbd_stack_pool_init(&ov_pool, 1, KBD_CPU_DEFAULT_STACK)) return 1;
 
   printf("# cpu_overhead: KBD_CPU_THREADS=%d, loadavg %.2f; per-call times, best and median of %d samples\n", threads,
@@ -235,8 +248,8 @@ int main(int argc, char **argv) {
   for (int si = 0; si < nsizes; ++si) {
     const double *med = meds[si];
     const double blocks = (double)kbd_blocks_for((size_t)sizes[si], 1024);
-    printf("%10lld %7.0f | %10.2f %10.2f %10.2f %10.2f %10.2f | %9.3f %9.2f %9.2f | %8.2f %8.2f\n", sizes[si],
-           blocks, 1e6 * med[K_PLAIN], 1e6 * med[K_EMPTY], 1e6 * med[K_RAW], 1e6 * med[K_KBD], 1e6 * med[K_FAST],
+    printf("%10lld %7.0f | %10.2f %10.2f %10.2f %10.2f %10.2f | %9.3f %9.2f %9.2f | %8.2f %8.2f\n", sizes[si], blocks,
+           1e6 * med[K_PLAIN], 1e6 * med[K_EMPTY], 1e6 * med[K_RAW], 1e6 * med[K_KBD], 1e6 * med[K_FAST],
            1e6 * med[K_EMPTY] / blocks, 1e6 * (med[K_RAW] - med[K_EMPTY]), 1e6 * (med[K_KBD] - med[K_RAW]),
            med[K_KBD] / med[K_PLAIN], med[K_FAST] / med[K_PLAIN]);
   }

@@ -24,7 +24,8 @@ static volatile float sink;
 
 static void run_cpu(long long n, int reps) {
   float *h = (float *)malloc((size_t)n * 4), *ref = (float *)malloc((size_t)n * 4);
-  for (long long i = 0; i < n; ++i) h[i] = (float)(i % 97) * 0.25f;
+  for (long long i = 0; i < n; ++i)
+    h[i] = (float)(i % 97) * 0.25f;
   float *in, *out;
   void *ws;
   const size_t wsb = kbd_device_scan_workspace_bytes(n) > kbd_device_reduce_workspace_bytes(n)
@@ -45,9 +46,11 @@ static void run_cpu(long long n, int reps) {
       double t1 = now_s();
       float acc = 0;
       if (scan)
-        for (long long i = 0; i < n; ++i) ref[i] = acc += in[i];
+        for (long long i = 0; i < n; ++i)
+          ref[i] = acc += in[i];
       else
-        for (long long i = 0; i < n; ++i) acc += in[i];
+        for (long long i = 0; i < n; ++i)
+          acc += in[i];
       sink = acc;
       double t2 = now_s();
       if (t1 - t0 < best_k) best_k = t1 - t0;
@@ -69,7 +72,8 @@ static void run_cpu(long long n, int reps) {
 int main(int argc, char **argv) {
   const int smoke = argc > 1 && strcmp(argv[1], "--smoke") == 0;
   const long long sizes[] = {1 << 16, 1 << 20, 1 << 24};
-  for (int k = 0; k < (smoke ? 1 : 3); ++k) run_cpu(smoke ? 10000 : sizes[k], smoke ? 1 : 5);
+  for (int k = 0; k < (smoke ? 1 : 3); ++k)
+    run_cpu(smoke ? 10000 : sizes[k], smoke ? 1 : 5);
   return 0;
 }
 

@@ -26,7 +26,8 @@ __attribute__((noinline)) static void plain_sum(const float *x, float *out, long
   for (long long b = 0; b * SUM_REDUCE_TILE < n; ++b) {
     float s = 0.0f;
     const long long e = (b + 1) * SUM_REDUCE_TILE < n ? (b + 1) * SUM_REDUCE_TILE : n;
-    for (long long i = b * SUM_REDUCE_TILE; i < e; ++i) s += x[i];
+    for (long long i = b * SUM_REDUCE_TILE; i < e; ++i)
+      s += x[i];
     out[b] = s;
   }
 }
@@ -35,14 +36,17 @@ int main(int argc, char **argv) {
   int smoke = 0;
   long long n = 1ll << 24;
   for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--smoke")) smoke = 1, n = 3001;
-    else n = atoll(argv[i]);
+    if (!strcmp(argv[i], "--smoke"))
+      smoke = 1, n = 3001;
+    else
+      n = atoll(argv[i]);
   }
   const unsigned blocks = kbd_blocks_for((size_t)n, SUM_REDUCE_TILE);
   float *x, *pk, *pp = (float *)malloc(sizeof(float) * blocks);
   KBD_CHECK(kbd_malloc((void **)&x, sizeof(float) * (size_t)n));
   KBD_CHECK(kbd_malloc((void **)&pk, sizeof(float) * blocks));
-  for (long long i = 0; i < n; ++i) x[i] = (float)(i % 1000) * 0.001f;
+  for (long long i = 0; i < n; ++i)
+    x[i] = (float)(i % 1000) * 0.001f;
   sum_reduce_params p = {x, pk, n};
   const int reps = smoke ? 1 : 5;
   double tk = 1e30, tp = 1e30;

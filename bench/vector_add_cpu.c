@@ -38,7 +38,8 @@
 
 /* noinline so that the loop is compiled once, on its own, with the same flags as the kbd kernel. */
 __attribute__((noinline)) static void plain_add(const float *a, const float *b, float *c, long long n) {
-  for (long long i = 0; i < n; ++i) c[i] = a[i] + b[i];
+  for (long long i = 0; i < n; ++i)
+    c[i] = a[i] + b[i];
 }
 
 typedef struct plain_job {
@@ -70,11 +71,15 @@ static void plain_run(const float *a, const float *b, float *c, long long n, int
     job[t].hi = n * (t + 1) / threads;
   }
   for (int t = 1; t < threads; ++t)
-    if (pthread_create(&tid[t], NULL, plain_worker, &job[t]) == 0) started = t;
-    else break;
+    if (pthread_create(&tid[t], NULL, plain_worker, &job[t]) == 0)
+      started = t;
+    else
+      break;
   plain_worker(&job[0]);
-  for (int t = started + 1; t < threads; ++t) plain_worker(&job[t]); /* any that failed to start */
-  for (int t = 1; t <= started; ++t) pthread_join(tid[t], NULL);
+  for (int t = started + 1; t < threads; ++t)
+    plain_worker(&job[t]); /* any that failed to start */
+  for (int t = 1; t <= started; ++t)
+    pthread_join(tid[t], NULL);
 }
 
 /* ---- the kbd path ---------------------------------------------------------------------------------------- */
@@ -120,7 +125,8 @@ static long long calibrate(bench_ctx *x, double min_sample_s) {
   long long iters = 1;
   for (;;) {
     double t0 = bench_now_s();
-    for (long long i = 0; i < iters; ++i) run_once(x);
+    for (long long i = 0; i < iters; ++i)
+      run_once(x);
     double dt = bench_now_s() - t0;
     if (dt >= min_sample_s || iters >= (1ll << 30)) return iters;
     long long want = dt > 0 ? (long long)(iters * (1.2 * min_sample_s / dt)) + 1 : iters * 10;
@@ -134,11 +140,13 @@ static void measure(bench_ctx *x, int m, int reps, double min_sample_s, result *
   double samples[2][64];
   long long iters[2];
   if (reps > 64) reps = 64;
-  for (int k = 0; k < m; ++k) iters[k] = calibrate(&x[k], min_sample_s);
+  for (int k = 0; k < m; ++k)
+    iters[k] = calibrate(&x[k], min_sample_s);
   for (int r_ = 0; r_ < reps; ++r_)
     for (int k = 0; k < m; ++k) {
       double t0 = bench_now_s();
-      for (long long i = 0; i < iters[k]; ++i) run_once(&x[k]);
+      for (long long i = 0; i < iters[k]; ++i)
+        run_once(&x[k]);
       samples[k][r_] = (bench_now_s() - t0) / (double)iters[k];
     }
   for (int k = 0; k < m; ++k) {
@@ -156,8 +164,10 @@ static void set_kbd_threads(int t) {
 }
 
 static void usage(const char *argv0) {
-  fprintf(stderr, "usage: %s [--n LIST] [--threads LIST|all] [--reps R] [--min-sample-ms MS] [--impl plain|kbd|both] "
-                  "[--smoke]\n", argv0);
+  fprintf(stderr,
+          "usage: %s [--n LIST] [--threads LIST|all] [--reps R] [--min-sample-ms MS] [--impl plain|kbd|both] "
+          "[--smoke]\n",
+          argv0);
 }
 
 int main(int argc, char **argv) {
@@ -180,9 +190,12 @@ int main(int argc, char **argv) {
       min_sample_ms = atof(argv[++i]);
     } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
       ++i;
-      if (!strcmp(argv[i], "plain")) impl_lo = impl_hi = 0;
-      else if (!strcmp(argv[i], "kbd")) impl_lo = impl_hi = 1;
-      else if (strcmp(argv[i], "both")) return usage(argv[0]), 2;
+      if (!strcmp(argv[i], "plain"))
+        impl_lo = impl_hi = 0;
+      else if (!strcmp(argv[i], "kbd"))
+        impl_lo = impl_hi = 1;
+      else if (strcmp(argv[i], "both"))
+        return usage(argv[0]), 2;
     } else if (!strcmp(argv[i], "--smoke")) {
       smoke = 1;
     } else {
@@ -213,7 +226,8 @@ int main(int argc, char **argv) {
   }
 
   long long nmax = 0;
-  for (int i = 0; i < nsizes; ++i) nmax = sizes[i] > nmax ? sizes[i] : nmax;
+  for (int i = 0; i < nsizes; ++i)
+    nmax = sizes[i] > nmax ? sizes[i] : nmax;
   const size_t bytes = (size_t)nmax * sizeof(float);
   float *a, *b, *c;
   KBD_CHECK(kbd_malloc((void **)&a, bytes));
@@ -260,8 +274,8 @@ int main(int argc, char **argv) {
         run_once(&x[k]);
         const long long bad = check(&x[k]);
         if (bad || x[k].failed) {
-          fprintf(stderr, "vector_add_cpu: %s n=%lld threads=%d: %lld mismatches%s\n", impl ? "kbd" : "plain",
-                  x[k].n, x[k].threads, bad, x[k].failed ? " (launch failed)" : "");
+          fprintf(stderr, "vector_add_cpu: %s n=%lld threads=%d: %lld mismatches%s\n", impl ? "kbd" : "plain", x[k].n,
+                  x[k].threads, bad, x[k].failed ? " (launch failed)" : "");
           bad_total = 1;
         }
         const result r = res[k];
@@ -269,9 +283,9 @@ int main(int argc, char **argv) {
         const double nn = (double)x[k].n;
         printf("BENCH bench=vector_add_cpu impl=%s threads=%d n=%lld iters=%lld reps=%d best_s=%.9g median_s=%.9g "
                "best_ns_per_elem=%.4f median_ns_per_elem=%.4f best_gbs=%.3f median_gbs=%.3f correct=%d\n",
-               impl ? "kbd" : "plain", x[k].threads, x[k].n, r.iters, r.reps, r.best_s, r.median_s,
-               1e9 * r.best_s / nn, 1e9 * r.median_s / nn, 12.0 * nn / r.best_s * 1e-9,
-               12.0 * nn / r.median_s * 1e-9, !(bad || x[k].failed));
+               impl ? "kbd" : "plain", x[k].threads, x[k].n, r.iters, r.reps, r.best_s, r.median_s, 1e9 * r.best_s / nn,
+               1e9 * r.median_s / nn, 12.0 * nn / r.best_s * 1e-9, 12.0 * nn / r.median_s * 1e-9,
+               !(bad || x[k].failed));
         fflush(stdout);
       }
       if (impl_lo != 0 || impl_hi != 1) continue;
@@ -285,8 +299,8 @@ int main(int argc, char **argv) {
 
   const int both = impl_lo == 0 && impl_hi == 1;
   if (both)
-    printf("\n%10s %7s | %12s %10s | %12s %10s | %9s %9s\n", "n", "threads", "plain ns/el", "plain GB/s",
-           "kbd ns/el", "kbd GB/s", "ratio med", "ratio best");
+    printf("\n%10s %7s | %12s %10s | %12s %10s | %9s %9s\n", "n", "threads", "plain ns/el", "plain GB/s", "kbd ns/el",
+           "kbd GB/s", "ratio med", "ratio best");
   else
     printf("\n%10s %7s |\n", "n", "threads");
   for (int i = 0; i < nrows; ++i) {
@@ -298,9 +312,9 @@ int main(int argc, char **argv) {
              1e9 * r->median_s / nn, 12.0 * nn / r->median_s * 1e-9);
       continue;
     }
-    printf("%10lld %7d | %12.3f %10.2f | %12.3f %10.2f | %9.2f %9.2f\n", w->n, w->threads,
-           1e9 * w->r[0].median_s / nn, 12.0 * nn / w->r[0].median_s * 1e-9, 1e9 * w->r[1].median_s / nn,
-           12.0 * nn / w->r[1].median_s * 1e-9, w->r[1].median_s / w->r[0].median_s, w->r[1].best_s / w->r[0].best_s);
+    printf("%10lld %7d | %12.3f %10.2f | %12.3f %10.2f | %9.2f %9.2f\n", w->n, w->threads, 1e9 * w->r[0].median_s / nn,
+           12.0 * nn / w->r[0].median_s * 1e-9, 1e9 * w->r[1].median_s / nn, 12.0 * nn / w->r[1].median_s * 1e-9,
+           w->r[1].median_s / w->r[0].median_s, w->r[1].best_s / w->r[0].best_s);
   }
   if (both) printf("(ns/el and GB/s: median; ratio = kbd time / plain time; target <= %.1f)\n", TARGET_RATIO);
 

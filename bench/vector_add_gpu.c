@@ -35,14 +35,14 @@
 #define SKIP 77
 #define MAX_SIZES 32
 
-#define CK(call)                                                                                                 \
-  do {                                                                                                           \
-    cudaError_t e_ = (call);                                                                                     \
-    if (e_ != cudaSuccess) {                                                                                     \
-      fprintf(stderr, "vector_add_gpu: %s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_), \
-              cudaGetErrorName(e_));                                                                             \
-      exit(1);                                                                                                   \
-    }                                                                                                            \
+#define CK(call)                                                                                                       \
+  do {                                                                                                                 \
+    cudaError_t e_ = (call);                                                                                           \
+    if (e_ != cudaSuccess) {                                                                                           \
+      fprintf(stderr, "vector_add_gpu: %s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_),       \
+              cudaGetErrorName(e_));                                                                                   \
+      exit(1);                                                                                                         \
+    }                                                                                                                  \
   } while (0)
 
 typedef struct gctx {
@@ -69,7 +69,8 @@ static void time_calls(const gctx *x, int reps, int iters_arg, double *best, dou
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; ++i) launch(x); /* warm-up: module load, first touch, clocks */
+  for (int i = 0; i < 3; ++i)
+    launch(x); /* warm-up: module load, first touch, clocks */
   CK(cudaDeviceSynchronize());
   int iters = iters_arg;
   if (iters <= 0) {
@@ -88,7 +89,8 @@ static void time_calls(const gctx *x, int reps, int iters_arg, double *best, dou
   for (int r = 0; r < reps; ++r) {
     float ms = 0.0f;
     CK(cudaEventRecord(e0, 0));
-    for (int i = 0; i < iters; ++i) launch(x);
+    for (int i = 0; i < iters; ++i)
+      launch(x);
     CK(cudaEventRecord(e1, 0));
     CK(cudaEventSynchronize(e1));
     CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -109,7 +111,8 @@ static void usage(const char *argv0) {
 int main(int argc, char **argv) {
   long long sizes[MAX_SIZES];
   int nsizes = 0;
-  for (int k = 20; k <= 28; ++k) sizes[nsizes++] = 1ll << k;
+  for (int k = 20; k <= 28; ++k)
+    sizes[nsizes++] = 1ll << k;
   int reps = 7, iters = 0, smoke = 0;
   double peak_arg = 0.0;
   for (int i = 1; i < argc; ++i) {
@@ -172,10 +175,12 @@ int main(int argc, char **argv) {
          "-> peak %.1f GB/s from attributes%s\n",
          BENCH_GPU_ARCH, prop.name, major, minor, prop.multiProcessorCount, prop.l2CacheSize >> 20, clk_khz, bus_bits,
          peak_attr, peak_arg > 0 ? " (overridden by --peak-gbs)" : "");
-  printf("# vector_add: 12 bytes/element; memcpy D2D: 8 bytes/element; cudaEvent timing, best and median of %d\n", reps);
+  printf("# vector_add: 12 bytes/element; memcpy D2D: 8 bytes/element; cudaEvent timing, best and median of %d\n",
+         reps);
 
   long long nmax = 0;
-  for (int i = 0; i < nsizes; ++i) nmax = sizes[i] > nmax ? sizes[i] : nmax;
+  for (int i = 0; i < nsizes; ++i)
+    nmax = sizes[i] > nmax ? sizes[i] : nmax;
   const size_t bytes = (size_t)nmax * sizeof(float);
   float *ha = (float *)malloc(bytes), *hb = (float *)malloc(bytes), *hc = (float *)malloc(bytes);
   if (!ha || !hb || !hc) {
@@ -221,8 +226,8 @@ int main(int argc, char **argv) {
            "pct_memcpy=%.1f correct=%d\n",
            BENCH_GPU_ARCH, prop.name, n, ki, reps, kb, km, kgb, kg, mi, mb, mm, mgb, mg, peak,
            peak > 0 ? 100.0 * kg / peak : -1.0, 100.0 * kg / mg, !bad);
-    printf("%11lld | %10.1f %10.1f %8.1f | %10.1f %8.1f | %9.3f\n", n, kg, kgb, peak > 0 ? 100.0 * kg / peak : -1.0,
-           mg, peak > 0 ? 100.0 * mg / peak : -1.0, kg / mg);
+    printf("%11lld | %10.1f %10.1f %8.1f | %10.1f %8.1f | %9.3f\n", n, kg, kgb, peak > 0 ? 100.0 * kg / peak : -1.0, mg,
+           peak > 0 ? 100.0 * mg / peak : -1.0, kg / mg);
     fflush(stdout);
   }
   printf("(GB/s: median; %% peak of %.1f GB/s; -1 = no peak known)\n", peak);

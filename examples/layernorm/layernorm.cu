@@ -9,36 +9,38 @@
 
 #include "layernorm.h"
 
-#define LAYERNORM_BODY(DT, T)                                                                                    \
-  const T *x = (const T *)p.x + (long long)kbd_block_x() * p.cols;                                               \
-  T *y = (T *)p.y + (long long)kbd_block_x() * p.cols;                                                           \
-  KBD_TILE(DT, 1, LAYERNORM_TILE, KBD_CTA) t;                                                                    \
-  KBD_TILE(f32, 1, LAYERNORM_TILE, KBD_CTA) d, g, b;                                                             \
-  float sum = 0.0f, sq = 0.0f;                                                                                   \
-  for (long long s = 0; s < p.cols; s += LAYERNORM_TILE) {                                                       \
-    float r;                                                                                                     \
-    kbd_load(t, x, p.cols, s);                                                                                   \
-    kbd_reduce(r, t, KBD_RED_SUM);                                                                               \
-    sum += r;                                                                                                    \
-  }                                                                                                              \
-  const float mean = sum / (float)p.cols;                                                                        \
-  for (long long s = 0; s < p.cols; s += LAYERNORM_TILE) {                                                       \
-    float r;                                                                                                     \
-    kbd_load(t, x, p.cols, s);                                                                                   \
-    KBD_MAP(d, t, v, row, c, s + c < p.cols ? (v - mean) * (v - mean) : 0.0f);                                  \
-    kbd_reduce(r, d, KBD_RED_SUM);                                                                               \
-    sq += r;                                                                                                     \
-  }                                                                                                              \
-  /* 1/sqrtf, not rsqrt.approx: the same rounding on CPU and GPU to within 1 ulp */                              \
-  const float rstd = 1.0f / sqrtf(sq / (float)p.cols + p.eps);                                                   \
-  for (long long s = 0; s < p.cols; s += LAYERNORM_TILE) {                                                       \
-    kbd_load(t, x, p.cols, s);                                                                                   \
-    kbd_load(g, p.gamma, p.cols, s);                                                                             \
-    kbd_load(b, p.beta, p.cols, s);                                                                              \
-    KBD_MAP(d, t, v, row, c, (v - mean) * rstd);                                                                 \
-    kbd_fma(t, d, g, b);                                                                                         \
-    kbd_store(t, y, p.cols, s);                                                                                  \
+#define LAYERNORM_BODY(DT, T)                                                                                          \
+  const T *x = (const T *)p.x + (long long)kbd_block_x() * p.cols;                                                     \
+  T *y = (T *)p.y + (long long)kbd_block_x() * p.cols;                                                                 \
+  KBD_TILE(DT, 1, LAYERNORM_TILE, KBD_CTA) t;                                                                          \
+  KBD_TILE(f32, 1, LAYERNORM_TILE, KBD_CTA) d, g, b;                                                                   \
+  float sum = 0.0f, sq = 0.0f;                                                                                         \
+  for (long long s = 0; s < p.cols; s += LAYERNORM_TILE) {                                                             \
+    float r;                                                                                                           \
+    kbd_load(t, x, p.cols, s);                                                                                         \
+    kbd_reduce(r, t, KBD_RED_SUM);                                                                                     \
+    sum += r;                                                                                                          \
+  }                                                                                                                    \
+  const float mean = sum / (float)p.cols;                                                                              \
+  for (long long s = 0; s < p.cols; s += LAYERNORM_TILE) {                                                             \
+    float r;                                                                                                           \
+    kbd_load(t, x, p.cols, s);                                                                                         \
+    KBD_MAP(d, t, v, row, c, s + c < p.cols ? (v - mean) * (v - mean) : 0.0f);                                         \
+    kbd_reduce(r, d, KBD_RED_SUM);                                                                                     \
+    sq += r;                                                                                                           \
+  }                                                                                                                    \
+  /* 1/sqrtf, not rsqrt.approx: the same rounding on CPU and GPU to within 1 ulp */                                    \
+  const float rstd = 1.0f / sqrtf(sq / (float)p.cols + p.eps);                                                         \
+  for (long long s = 0; s < p.cols; s += LAYERNORM_TILE) {                                                             \
+    kbd_load(t, x, p.cols, s);                                                                                         \
+    kbd_load(g, p.gamma, p.cols, s);                                                                                   \
+    kbd_load(b, p.beta, p.cols, s);                                                                                    \
+    KBD_MAP(d, t, v, row, c, (v - mean) * rstd);                                                                       \
+    kbd_fma(t, d, g, b);                                                                                               \
+    kbd_store(t, y, p.cols, s);                                                                                        \
   }
 
-KBD_KERNEL(layernorm_f32, LAYERNORM_THREADS, layernorm_params) { LAYERNORM_BODY(f32, float) }
-KBD_KERNEL(layernorm_bf16, LAYERNORM_THREADS, layernorm_params) { LAYERNORM_BODY(bf16, kbd_bf16) }
+KBD_KERNEL(layernorm_f32, LAYERNORM_THREADS, layernorm_params){
+    LAYERNORM_BODY(f32, float)} KBD_KERNEL(layernorm_bf16, LAYERNORM_THREADS, layernorm_params) {
+  LAYERNORM_BODY(bf16, kbd_bf16)
+}

@@ -24,8 +24,10 @@ int main(int argc, char **argv) {
   if (!hx || !hy || !hg || !hb || !bx || !by) return 1;
   for (long long i = 0; i < n; ++i) /* a large offset per row: the two-pass variance must cope */
     hx[i] = (float)((i * 7919) % 2001 - 1000) / 300.0f + (float)(i / cols % 5) * 100.0f;
-  for (long long c = 0; c < cols; ++c) hg[c] = 1.0f + (float)(c % 13) / 13.0f, hb[c] = (float)(c % 7) - 3.0f;
-  for (long long i = 0; i < n; ++i) bx[i] = kbd_f32_to_bf16(hx[i]);
+  for (long long c = 0; c < cols; ++c)
+    hg[c] = 1.0f + (float)(c % 13) / 13.0f, hb[c] = (float)(c % 7) - 3.0f;
+  for (long long i = 0; i < n; ++i)
+    bx[i] = kbd_f32_to_bf16(hx[i]);
   void *dx, *dy;
   float *dg, *db;
   KBD_CHECK(kbd_malloc(&dx, 4 * n));
@@ -44,7 +46,8 @@ int main(int argc, char **argv) {
     KBD_CHECK(kbd_copy_to_host(pass ? (void *)by : (void *)hy, dy, (pass ? 2 : 4) * (size_t)n));
     for (long long r = 0; r < rows; ++r) {
       double m = 0, v = 0;
-      for (long long c = 0; c < cols; ++c) m += pass ? kbd_bf16_to_f32(bx[r * cols + c]) : hx[r * cols + c];
+      for (long long c = 0; c < cols; ++c)
+        m += pass ? kbd_bf16_to_f32(bx[r * cols + c]) : hx[r * cols + c];
       m /= (double)cols;
       for (long long c = 0; c < cols; ++c) {
         const double d = (pass ? kbd_bf16_to_f32(bx[r * cols + c]) : hx[r * cols + c]) - m;

@@ -24,7 +24,8 @@ int main(int argc, char **argv) {
   const size_t bytes = sizeof(float) * (size_t)n;
   float *hx = (float *)malloc(bytes), *hy = (float *)malloc(bytes), *ht = (float *)malloc(sizeof(float) * blocks);
   if (!hx || !hy || !ht) return 1;
-  for (long long i = 0; i < n; ++i) hx[i] = (float)((i * 40503) % 201 - 100);
+  for (long long i = 0; i < n; ++i)
+    hx[i] = (float)((i * 40503) % 201 - 100);
   float *dx, *dy, *dt;
   KBD_CHECK(kbd_malloc((void **)&dx, bytes));
   KBD_CHECK(kbd_malloc((void **)&dy, bytes));
@@ -64,8 +65,8 @@ int main(int argc, char **argv) {
     run += hx[i];
     if ((double)hy[i] != run) ++bad_dev;
   }
-  printf("prefix_sum (%s): device-wide scan: n = %lld, y[n-1] = %.1f, mismatches = %lld -> %s\n", mode, n,
-         hy[n - 1], bad_dev, bad_dev ? "FAILED" : "OK");
+  printf("prefix_sum (%s): device-wide scan: n = %lld, y[n-1] = %.1f, mismatches = %lld -> %s\n", mode, n, hy[n - 1],
+         bad_dev, bad_dev ? "FAILED" : "OK");
   bad += bad_dev;
   KBD_CHECK(kbd_free(ws));
   KBD_CHECK(kbd_free(dx));

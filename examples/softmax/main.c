@@ -11,25 +11,32 @@ static void ref_row(const float *x, double *y, long long n) {
   int nan = 0;
   long long ninf = 0;
   for (long long i = 0; i < n; ++i) {
-    if (isnan(x[i])) nan = 1;
-    else if (x[i] > m) m = x[i];
+    if (isnan(x[i]))
+      nan = 1;
+    else if (x[i] > m)
+      m = x[i];
     if (x[i] == INFINITY) ++ninf;
   }
   if (nan) {
-    for (long long i = 0; i < n; ++i) y[i] = NAN;
+    for (long long i = 0; i < n; ++i)
+      y[i] = NAN;
     return;
   }
   if (m == -INFINITY) { /* all -inf: equal logits */
-    for (long long i = 0; i < n; ++i) y[i] = 1.0 / (double)n;
+    for (long long i = 0; i < n; ++i)
+      y[i] = 1.0 / (double)n;
     return;
   }
   if (m == INFINITY) {
-    for (long long i = 0; i < n; ++i) y[i] = x[i] == INFINITY ? 1.0 / (double)ninf : 0.0;
+    for (long long i = 0; i < n; ++i)
+      y[i] = x[i] == INFINITY ? 1.0 / (double)ninf : 0.0;
     return;
   }
   double s = 0;
-  for (long long i = 0; i < n; ++i) s += exp((double)x[i] - m);
-  for (long long i = 0; i < n; ++i) y[i] = exp((double)x[i] - m) / s;
+  for (long long i = 0; i < n; ++i)
+    s += exp((double)x[i] - m);
+  for (long long i = 0; i < n; ++i)
+    y[i] = exp((double)x[i] - m) / s;
 }
 
 int main(int argc, char **argv) {
@@ -47,15 +54,17 @@ int main(int argc, char **argv) {
   kbd_bf16 *bx = (kbd_bf16 *)malloc(2 * n), *by = (kbd_bf16 *)malloc(2 * n);
   double *ref = (double *)malloc(sizeof(double) * cols);
   if (!hx || !hy || !bx || !by || !ref) return 1;
-  for (long long i = 0; i < n; ++i) hx[i] = (float)((i * 7919) % 4001 - 2000) / 100.0f;
+  for (long long i = 0; i < n; ++i)
+    hx[i] = (float)((i * 7919) % 4001 - 2000) / 100.0f;
   for (long long c = 0; c < cols; ++c) {
-    hx[0 * cols + c] = -INFINITY;                                       /* row 0: all -inf -> 1/cols */
-    hx[1 * cols + c] = 3.0e38f - (float)(c % 7) * 1.0e37f;              /* row 1: huge values */
-    hx[2 * cols + c] = c % 3 == 0 ? INFINITY : (float)c;                /* row 2: +inf entries share the mass */
-    hx[3 * cols + c] = c == cols / 2 ? NAN : 1.0f;                      /* row 3: a NaN -> NaN row */
-    hx[4 * cols + c] = c == 0 ? 5.0f : -INFINITY;                       /* row 4: one finite, rest masked */
+    hx[0 * cols + c] = -INFINITY;                          /* row 0: all -inf -> 1/cols */
+    hx[1 * cols + c] = 3.0e38f - (float)(c % 7) * 1.0e37f; /* row 1: huge values */
+    hx[2 * cols + c] = c % 3 == 0 ? INFINITY : (float)c;   /* row 2: +inf entries share the mass */
+    hx[3 * cols + c] = c == cols / 2 ? NAN : 1.0f;         /* row 3: a NaN -> NaN row */
+    hx[4 * cols + c] = c == 0 ? 5.0f : -INFINITY;          /* row 4: one finite, rest masked */
   }
-  for (long long i = 0; i < n; ++i) bx[i] = kbd_f32_to_bf16(hx[i]);
+  for (long long i = 0; i < n; ++i)
+    bx[i] = kbd_f32_to_bf16(hx[i]);
   void *dx, *dy;
   KBD_CHECK(kbd_malloc(&dx, sizeof(float) * n));
   KBD_CHECK(kbd_malloc(&dy, sizeof(float) * n));
@@ -69,7 +78,8 @@ int main(int argc, char **argv) {
     KBD_CHECK(kbd_copy_to_host(pass ? (void *)by : (void *)hy, dy, (pass ? 2 : 4) * (size_t)n));
     for (long long r = 0; r < rows; ++r) {
       if (pass) { /* the bf16 kernel saw bf16-rounded inputs: the reference does too */
-        for (long long c = 0; c < cols; ++c) hx[r * cols + c] = kbd_bf16_to_f32(bx[r * cols + c]);
+        for (long long c = 0; c < cols; ++c)
+          hx[r * cols + c] = kbd_bf16_to_f32(bx[r * cols + c]);
       }
       ref_row(hx + r * cols, ref, cols);
       for (long long c = 0; c < cols; ++c) {
@@ -86,8 +96,10 @@ int main(int argc, char **argv) {
         const double err = fabs(got - ref[c]) / (ref[c] > 1e-30 ? ref[c] : 1.0);
         const double tol = pass ? 0x1p-8 : 1e-5;
         if (err > tol && fabs(got - ref[c]) > 1e-37) ++bad;
-        if (pass) worst_bf16 = err > worst_bf16 ? err : worst_bf16;
-        else worst_f32 = err > worst_f32 ? err : worst_f32;
+        if (pass)
+          worst_bf16 = err > worst_bf16 ? err : worst_bf16;
+        else
+          worst_f32 = err > worst_f32 ? err : worst_f32;
       }
     }
   }

@@ -19,7 +19,8 @@ int main(int argc, char **argv) {
   const unsigned blocks = n ? kbd_blocks_for((size_t)n, SUM_REDUCE_TILE) : 1;
   float *hx = (float *)malloc(sizeof(float) * (size_t)(n ? n : 1)), *hp = (float *)malloc(sizeof(float) * blocks);
   if (!hx || !hp) return 1;
-  for (long long i = 0; i < n; ++i) hx[i] = (float)((i * 7919) % 2001 - 1000) / 64.0f;
+  for (long long i = 0; i < n; ++i)
+    hx[i] = (float)((i * 7919) % 2001 - 1000) / 64.0f;
   float *dx, *dp;
   KBD_CHECK(kbd_malloc((void **)&dx, sizeof(float) * (size_t)(n ? n : 1)));
   KBD_CHECK(kbd_malloc((void **)&dp, sizeof(float) * blocks));

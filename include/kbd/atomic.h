@@ -72,12 +72,12 @@ KBD_DEV float kbd_atomic_add_f32(float *p, float v) {
   memcpy(&r, &old, 4);
   return r;
 }
-#define KBD_SPIN_UNTIL(cond)                                                                                     \
-  do {                                                                                                           \
-    while (!(cond)) kbd_cpu_spin(__FILE__, __LINE__);                                                            \
+#define KBD_SPIN_UNTIL(cond)                                                                                           \
+  do {                                                                                                                 \
+    while (!(cond))                                                                                                    \
+      kbd_cpu_spin(__FILE__, __LINE__);                                                                                \
   } while (0)
-#define KBD_ONE_LANE(type, var, expr)                                                                            \
-  type var = (expr)
+#define KBD_ONE_LANE(type, var, expr) type var = (expr)
 
 #elif KBD_MODE_CUDA
 
@@ -128,16 +128,17 @@ KBD_DEV float kbd_atomic_add_f32(float *p, float v) {
 }
 /* nanosleep.u32 backs the poll off so spinning warps leave issue slots and L2 bandwidth to the block
  * they wait for. */
-#define KBD_SPIN_UNTIL(cond)                                                                                     \
-  do {                                                                                                           \
-    while (!(cond)) __nanosleep(32);                                                                             \
+#define KBD_SPIN_UNTIL(cond)                                                                                           \
+  do {                                                                                                                 \
+    while (!(cond))                                                                                                    \
+      __nanosleep(32);                                                                                                 \
   } while (0)
-#define KBD_ONE_LANE(type, var, expr)                                                                            \
-  type var;                                                                                                      \
-  do {                                                                                                           \
-    type kbd_one_ = (type)0;                                                                                     \
-    if ((threadIdx.x & 31u) == 0) kbd_one_ = (expr);                                                             \
-    var = __shfl_sync(0xffffffffu, kbd_one_, 0);                                                                 \
+#define KBD_ONE_LANE(type, var, expr)                                                                                  \
+  type var;                                                                                                            \
+  do {                                                                                                                 \
+    type kbd_one_ = (type)0;                                                                                           \
+    if ((threadIdx.x & 31u) == 0) kbd_one_ = (expr);                                                                   \
+    var = __shfl_sync(0xffffffffu, kbd_one_, 0);                                                                       \
   } while (0)
 #endif
 

@@ -370,41 +370,23 @@ KBD_HD float kbd_i32_to_f32(int32_t i) {
 
 KBD_HD float kbd_dt_load_f32(const void *p, int dt) {
   switch (dt) {
-  case KBD_DT_f16:
-    return kbd_f16_to_f32(*(const kbd_f16 *)p);
-  case KBD_DT_bf16:
-    return kbd_bf16_to_f32(*(const kbd_bf16 *)p);
-  case KBD_DT_e4m3:
-    return kbd_e4m3_to_f32(*(const kbd_e4m3 *)p);
-  case KBD_DT_e5m2:
-    return kbd_e5m2_to_f32(*(const kbd_e5m2 *)p);
-  case KBD_DT_i32:
-    return kbd_i32_to_f32(*(const kbd_i32 *)p);
-  default:
-    return *(const kbd_f32 *)p;
+  case KBD_DT_f16: return kbd_f16_to_f32(*(const kbd_f16 *)p);
+  case KBD_DT_bf16: return kbd_bf16_to_f32(*(const kbd_bf16 *)p);
+  case KBD_DT_e4m3: return kbd_e4m3_to_f32(*(const kbd_e4m3 *)p);
+  case KBD_DT_e5m2: return kbd_e5m2_to_f32(*(const kbd_e5m2 *)p);
+  case KBD_DT_i32: return kbd_i32_to_f32(*(const kbd_i32 *)p);
+  default: return *(const kbd_f32 *)p;
   }
 }
 
 KBD_HD void kbd_dt_store_f32(void *p, int dt, float x) {
   switch (dt) {
-  case KBD_DT_f16:
-    *(kbd_f16 *)p = kbd_f32_to_f16(x);
-    break;
-  case KBD_DT_bf16:
-    *(kbd_bf16 *)p = kbd_f32_to_bf16(x);
-    break;
-  case KBD_DT_e4m3:
-    *(kbd_e4m3 *)p = kbd_f32_to_e4m3(x);
-    break;
-  case KBD_DT_e5m2:
-    *(kbd_e5m2 *)p = kbd_f32_to_e5m2(x);
-    break;
-  case KBD_DT_i32:
-    *(kbd_i32 *)p = kbd_f32_to_i32(x);
-    break;
-  default:
-    *(kbd_f32 *)p = x;
-    break;
+  case KBD_DT_f16: *(kbd_f16 *)p = kbd_f32_to_f16(x); break;
+  case KBD_DT_bf16: *(kbd_bf16 *)p = kbd_f32_to_bf16(x); break;
+  case KBD_DT_e4m3: *(kbd_e4m3 *)p = kbd_f32_to_e4m3(x); break;
+  case KBD_DT_e5m2: *(kbd_e5m2 *)p = kbd_f32_to_e5m2(x); break;
+  case KBD_DT_i32: *(kbd_i32 *)p = kbd_f32_to_i32(x); break;
+  default: *(kbd_f32 *)p = x; break;
   }
 }
 

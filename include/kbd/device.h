@@ -69,16 +69,16 @@ typedef struct kbd_dev_scan_params {
 } kbd_dev_scan_params;
 
 /* (dtype token, C type, op name, op id) for every kernel instantiated. */
-#define KBD_DEV_KERNELS(X)                                                                                       \
-  X(f32, float, sum, KBD_RED_SUM)                                                                                \
-  X(f32, float, max, KBD_RED_MAX)                                                                                \
-  X(f32, float, min, KBD_RED_MIN)                                                                                \
-  X(i32, int32_t, sum, KBD_RED_SUM)                                                                              \
-  X(i32, int32_t, max, KBD_RED_MAX)                                                                              \
+#define KBD_DEV_KERNELS(X)                                                                                             \
+  X(f32, float, sum, KBD_RED_SUM)                                                                                      \
+  X(f32, float, max, KBD_RED_MAX)                                                                                      \
+  X(f32, float, min, KBD_RED_MIN)                                                                                      \
+  X(i32, int32_t, sum, KBD_RED_SUM)                                                                                    \
+  X(i32, int32_t, max, KBD_RED_MAX)                                                                                    \
   X(i32, int32_t, min, KBD_RED_MIN)
 
-#define KBD_DEV_DECLARE(tok, ctype, opn, op)                                                                     \
-  KBD_KERNEL_DECL(kbd_dev_reduce_##tok##_##opn, kbd_dev_reduce_params);                                          \
+#define KBD_DEV_DECLARE(tok, ctype, opn, op)                                                                           \
+  KBD_KERNEL_DECL(kbd_dev_reduce_##tok##_##opn, kbd_dev_reduce_params);                                                \
   KBD_KERNEL_DECL(kbd_dev_scan_##tok##_##opn, kbd_dev_scan_params);
 KBD_DEV_KERNELS(KBD_DEV_DECLARE)
 #undef KBD_DEV_DECLARE
@@ -113,43 +113,43 @@ static inline kbd_status kbd_dev_check_(const char *what, const void *in, const 
 /* Reset the ticket and done counters the kernels count with. */
 static inline kbd_status kbd_dev_reset_(void *ws, size_t bytes) { return kbd_memset_device(ws, 0, bytes); }
 
-#define KBD_DEV_DISPATCH(tok, kind, params, cfg)                                                                 \
-  (op == KBD_RED_SUM   ? kbd_dev_##kind##_##tok##_sum(cfg, params)                                               \
-   : op == KBD_RED_MAX ? kbd_dev_##kind##_##tok##_max(cfg, params)                                               \
+#define KBD_DEV_DISPATCH(tok, kind, params, cfg)                                                                       \
+  (op == KBD_RED_SUM   ? kbd_dev_##kind##_##tok##_sum(cfg, params)                                                     \
+   : op == KBD_RED_MAX ? kbd_dev_##kind##_##tok##_max(cfg, params)                                                     \
                        : kbd_dev_##kind##_##tok##_min(cfg, params))
 
-#define KBD_DEV_HOST_API(tok, ctype, empty_sum, empty_max, empty_min)                                            \
-  static inline kbd_status kbd_device_reduce_##tok(const ctype *in, long long n, ctype *out, int op, void *ws,   \
-                                                   void *stream) {                                               \
-    KBD_TRY(kbd_dev_check_("kbd_device_reduce_" #tok, in, out, n, op, ws));                                      \
-    if (n == 0) {                                                                                                \
-      const ctype e = op == KBD_RED_SUM ? (empty_sum) : op == KBD_RED_MAX ? (empty_max) : (empty_min);           \
-      return kbd_copy_to_device(out, &e, sizeof e);                                                              \
-    }                                                                                                            \
-    const long long tiles = KBD_DEV_TILES(n);                                                                    \
-    const unsigned blocks = (unsigned)(tiles < KBD_DEV_REDUCE_MAX_BLOCKS ? tiles : KBD_DEV_REDUCE_MAX_BLOCKS);   \
-    KBD_TRY(kbd_dev_reset_(ws, KBD_DEV_HDR_WORDS * sizeof(uint32_t)));                                           \
-    kbd_dev_reduce_params p;                                                                                     \
-    p.in = in;                                                                                                   \
-    p.out = out;                                                                                                 \
-    p.n = n;                                                                                                     \
-    p.ws = (uint32_t *)ws;                                                                                       \
-    const kbd_launch_cfg cfg = kbd_cfg(kbd_dim(blocks, 1, 1), 0, stream);                                        \
-    return KBD_DEV_DISPATCH(tok, reduce, p, cfg);                                                                \
-  }                                                                                                              \
-  static inline kbd_status kbd_device_scan_##tok(const ctype *in, ctype *out, long long n, int op, int exclusive, \
-                                                 void *ws, void *stream) {                                       \
-    KBD_TRY(kbd_dev_check_("kbd_device_scan_" #tok, in, out, n, op, ws));                                        \
-    if (n == 0) return kbd_status_ok();                                                                          \
-    KBD_TRY(kbd_dev_reset_(ws, kbd_device_scan_workspace_bytes(n)));                                             \
-    kbd_dev_scan_params p;                                                                                       \
-    p.in = in;                                                                                                   \
-    p.out = out;                                                                                                 \
-    p.n = n;                                                                                                     \
-    p.excl = exclusive != 0;                                                                                     \
-    p.ws = (uint32_t *)ws;                                                                                       \
-    const kbd_launch_cfg cfg = kbd_cfg(kbd_dim((unsigned)KBD_DEV_TILES(n), 1, 1), 0, stream);                    \
-    return KBD_DEV_DISPATCH(tok, scan, p, cfg);                                                                  \
+#define KBD_DEV_HOST_API(tok, ctype, empty_sum, empty_max, empty_min)                                                  \
+  static inline kbd_status kbd_device_reduce_##tok(const ctype *in, long long n, ctype *out, int op, void *ws,         \
+                                                   void *stream) {                                                     \
+    KBD_TRY(kbd_dev_check_("kbd_device_reduce_" #tok, in, out, n, op, ws));                                            \
+    if (n == 0) {                                                                                                      \
+      const ctype e = op == KBD_RED_SUM ? (empty_sum) : op == KBD_RED_MAX ? (empty_max) : (empty_min);                 \
+      return kbd_copy_to_device(out, &e, sizeof e);                                                                    \
+    }                                                                                                                  \
+    const long long tiles = KBD_DEV_TILES(n);                                                                          \
+    const unsigned blocks = (unsigned)(tiles < KBD_DEV_REDUCE_MAX_BLOCKS ? tiles : KBD_DEV_REDUCE_MAX_BLOCKS);         \
+    KBD_TRY(kbd_dev_reset_(ws, KBD_DEV_HDR_WORDS * sizeof(uint32_t)));                                                 \
+    kbd_dev_reduce_params p;                                                                                           \
+    p.in = in;                                                                                                         \
+    p.out = out;                                                                                                       \
+    p.n = n;                                                                                                           \
+    p.ws = (uint32_t *)ws;                                                                                             \
+    const kbd_launch_cfg cfg = kbd_cfg(kbd_dim(blocks, 1, 1), 0, stream);                                              \
+    return KBD_DEV_DISPATCH(tok, reduce, p, cfg);                                                                      \
+  }                                                                                                                    \
+  static inline kbd_status kbd_device_scan_##tok(const ctype *in, ctype *out, long long n, int op, int exclusive,      \
+                                                 void *ws, void *stream) {                                             \
+    KBD_TRY(kbd_dev_check_("kbd_device_scan_" #tok, in, out, n, op, ws));                                              \
+    if (n == 0) return kbd_status_ok();                                                                                \
+    KBD_TRY(kbd_dev_reset_(ws, kbd_device_scan_workspace_bytes(n)));                                                   \
+    kbd_dev_scan_params p;                                                                                             \
+    p.in = in;                                                                                                         \
+    p.out = out;                                                                                                       \
+    p.n = n;                                                                                                           \
+    p.excl = exclusive != 0;                                                                                           \
+    p.ws = (uint32_t *)ws;                                                                                             \
+    const kbd_launch_cfg cfg = kbd_cfg(kbd_dim((unsigned)KBD_DEV_TILES(n), 1, 1), 0, stream);                          \
+    return KBD_DEV_DISPATCH(tok, scan, p, cfg);                                                                        \
   }
 
 KBD_DEV_HOST_API(f32, float, 0.0f, -INFINITY, INFINITY)
@@ -271,75 +271,75 @@ KBD_TILE_FN uint32_t kbd_dev_lookback_(uint64_t *status, long long tile, uint32_
   return prefix;
 }
 
-#define KBD_DEV_DEFINE(tok, ctype, opn, op)                                                                      \
-  KBD_KERNEL(kbd_dev_reduce_##tok##_##opn, KBD_DEV_THREADS, kbd_dev_reduce_params) {                             \
-    const int fl = KBD_DT_IS_FLOAT(KBD_DT_##tok);                                                                \
-    const uint32_t pad = kbd_red_pad_b32(op, fl);                                                                \
-    KBD_TILE(tok, 1, KBD_DEV_TILE, KBD_CTA) t, acc;                                                              \
-    KBD__FOR_FRAG(acc, l_, i_) memcpy(&acc.v[l_][i_], &pad, 4);                                                  \
-    const long long tiles = KBD_DEV_TILES(p.n);                                                                  \
-    for (long long tile = kbd_block_x(); tile < tiles; tile += kbd_grid_x()) {                                   \
-      const long long start = tile * KBD_DEV_TILE;                                                               \
-      kbd_load(t, (const ctype *)p.in, p.n, start);                                                              \
-      if (start + KBD_DEV_TILE > p.n) kbd_dev_pad_(KBD__SHAPE(t), t.v, start, p.n, pad);                         \
-      kbd_dev_fold_(acc.v, t.v, KBD__N(acc), op, fl);                                                            \
-    }                                                                                                            \
-    ctype part;                                                                                                  \
-    kbd_reduce(part, acc, op);                                                                                   \
-    KBD_SHARED(uint32_t, last, 1);                                                                               \
-    if (kbd_warp_id() == 0) {                                                                                    \
-      ctype *partials = (ctype *)(p.ws + KBD_DEV_HDR_WORDS);                                                     \
-      KBD_FOR_LANES(lane) {                                                                                      \
-        if (lane == 0) partials[kbd_block_x()] = part;                                                           \
-      }                                                                                                          \
-      /* acq_rel: our partial is visible before the ticket; the last block sees all partials. */                \
-      KBD_ONE_LANE(uint32_t, done, kbd_atomic_add_acq_rel_u32(&p.ws[1], 1u));                                    \
-      KBD_FOR_LANES(lane) {                                                                                      \
-        if (lane == 0) last[0] = done == kbd_grid_x() - 1;                                                       \
-      }                                                                                                          \
-    }                                                                                                            \
-    kbd_sync();                                                                                                  \
-    if (last[0]) {                                                                                               \
-      KBD_TILE(tok, 1, KBD_DEV_REDUCE_MAX_BLOCKS, KBD_CTA) parts;                                                \
-      kbd_load(parts, (const ctype *)(p.ws + KBD_DEV_HDR_WORDS), (long long)kbd_grid_x(), 0);                    \
-      kbd_dev_pad_(KBD__SHAPE(parts), parts.v, 0, (long long)kbd_grid_x(), pad);                                 \
-      ctype r;                                                                                                   \
-      kbd_reduce(r, parts, op);                                                                                  \
-      if (kbd_warp_id() == 0) {                                                                                  \
-        KBD_FOR_LANES(lane) {                                                                                    \
-          if (lane == 0) *(ctype *)p.out = r;                                                                    \
-        }                                                                                                        \
-      }                                                                                                          \
-    }                                                                                                            \
-  }                                                                                                              \
-  KBD_KERNEL(kbd_dev_scan_##tok##_##opn, KBD_DEV_THREADS, kbd_dev_scan_params) {                                 \
-    const int fl = KBD_DT_IS_FLOAT(KBD_DT_##tok);                                                                \
-    KBD_SHARED(uint32_t, sh, 2);                                                                                 \
-    if (kbd_warp_id() == 0) {                                                                                    \
-      KBD_ONE_LANE(uint32_t, ticket, kbd_atomic_add_u32(&p.ws[0], 1u));                                          \
-      KBD_FOR_LANES(lane) {                                                                                      \
-        if (lane == 0) sh[0] = ticket;                                                                           \
-      }                                                                                                          \
-    }                                                                                                            \
-    kbd_sync();                                                                                                  \
-    const long long tile = sh[0], start = tile * KBD_DEV_TILE;                                                   \
-    KBD_TILE(tok, 1, KBD_DEV_TILE, KBD_CTA) t, o;                                                                \
-    kbd_load(t, (const ctype *)p.in, p.n, start);                                                                \
-    if (start + KBD_DEV_TILE > p.n) kbd_dev_pad_(KBD__SHAPE(t), t.v, start, p.n, kbd_red_pad_b32(op, fl));       \
-    ctype total;                                                                                                 \
-    kbd_scan(o, total, t, op, p.excl);                                                                           \
-    if (kbd_warp_id() == 0) {                                                                                    \
-      uint32_t bits;                                                                                             \
-      memcpy(&bits, &total, 4);                                                                                  \
-      uint64_t *status = (uint64_t *)(void *)(p.ws + KBD_DEV_HDR_WORDS);                                         \
-      const uint32_t pre = kbd_dev_lookback_(status, tile, bits, op, fl, __FILE__, __LINE__);                    \
-      KBD_FOR_LANES(lane) {                                                                                      \
-        if (lane == 0) sh[1] = pre;                                                                              \
-      }                                                                                                          \
-    }                                                                                                            \
-    kbd_sync();                                                                                                  \
-    if (tile > 0) kbd_dev_prefix_(o.v, KBD__N(o), sh[1], op, fl);                                                \
-    kbd_store(o, (ctype *)p.out, p.n, start);                                                                    \
+#define KBD_DEV_DEFINE(tok, ctype, opn, op)                                                                            \
+  KBD_KERNEL(kbd_dev_reduce_##tok##_##opn, KBD_DEV_THREADS, kbd_dev_reduce_params) {                                   \
+    const int fl = KBD_DT_IS_FLOAT(KBD_DT_##tok);                                                                      \
+    const uint32_t pad = kbd_red_pad_b32(op, fl);                                                                      \
+    KBD_TILE(tok, 1, KBD_DEV_TILE, KBD_CTA) t, acc;                                                                    \
+    KBD__FOR_FRAG(acc, l_, i_) memcpy(&acc.v[l_][i_], &pad, 4);                                                        \
+    const long long tiles = KBD_DEV_TILES(p.n);                                                                        \
+    for (long long tile = kbd_block_x(); tile < tiles; tile += kbd_grid_x()) {                                         \
+      const long long start = tile * KBD_DEV_TILE;                                                                     \
+      kbd_load(t, (const ctype *)p.in, p.n, start);                                                                    \
+      if (start + KBD_DEV_TILE > p.n) kbd_dev_pad_(KBD__SHAPE(t), t.v, start, p.n, pad);                               \
+      kbd_dev_fold_(acc.v, t.v, KBD__N(acc), op, fl);                                                                  \
+    }                                                                                                                  \
+    ctype part;                                                                                                        \
+    kbd_reduce(part, acc, op);                                                                                         \
+    KBD_SHARED(uint32_t, last, 1);                                                                                     \
+    if (kbd_warp_id() == 0) {                                                                                          \
+      ctype *partials = (ctype *)(p.ws + KBD_DEV_HDR_WORDS);                                                           \
+      KBD_FOR_LANES(lane) {                                                                                            \
+        if (lane == 0) partials[kbd_block_x()] = part;                                                                 \
+      }                                                                                                                \
+      /* acq_rel: our partial is visible before the ticket; the last block sees all partials. */                       \
+      KBD_ONE_LANE(uint32_t, done, kbd_atomic_add_acq_rel_u32(&p.ws[1], 1u));                                          \
+      KBD_FOR_LANES(lane) {                                                                                            \
+        if (lane == 0) last[0] = done == kbd_grid_x() - 1;                                                             \
+      }                                                                                                                \
+    }                                                                                                                  \
+    kbd_sync();                                                                                                        \
+    if (last[0]) {                                                                                                     \
+      KBD_TILE(tok, 1, KBD_DEV_REDUCE_MAX_BLOCKS, KBD_CTA) parts;                                                      \
+      kbd_load(parts, (const ctype *)(p.ws + KBD_DEV_HDR_WORDS), (long long)kbd_grid_x(), 0);                          \
+      kbd_dev_pad_(KBD__SHAPE(parts), parts.v, 0, (long long)kbd_grid_x(), pad);                                       \
+      ctype r;                                                                                                         \
+      kbd_reduce(r, parts, op);                                                                                        \
+      if (kbd_warp_id() == 0) {                                                                                        \
+        KBD_FOR_LANES(lane) {                                                                                          \
+          if (lane == 0) *(ctype *)p.out = r;                                                                          \
+        }                                                                                                              \
+      }                                                                                                                \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  KBD_KERNEL(kbd_dev_scan_##tok##_##opn, KBD_DEV_THREADS, kbd_dev_scan_params) {                                       \
+    const int fl = KBD_DT_IS_FLOAT(KBD_DT_##tok);                                                                      \
+    KBD_SHARED(uint32_t, sh, 2);                                                                                       \
+    if (kbd_warp_id() == 0) {                                                                                          \
+      KBD_ONE_LANE(uint32_t, ticket, kbd_atomic_add_u32(&p.ws[0], 1u));                                                \
+      KBD_FOR_LANES(lane) {                                                                                            \
+        if (lane == 0) sh[0] = ticket;                                                                                 \
+      }                                                                                                                \
+    }                                                                                                                  \
+    kbd_sync();                                                                                                        \
+    const long long tile = sh[0], start = tile * KBD_DEV_TILE;                                                         \
+    KBD_TILE(tok, 1, KBD_DEV_TILE, KBD_CTA) t, o;                                                                      \
+    kbd_load(t, (const ctype *)p.in, p.n, start);                                                                      \
+    if (start + KBD_DEV_TILE > p.n) kbd_dev_pad_(KBD__SHAPE(t), t.v, start, p.n, kbd_red_pad_b32(op, fl));             \
+    ctype total;                                                                                                       \
+    kbd_scan(o, total, t, op, p.excl);                                                                                 \
+    if (kbd_warp_id() == 0) {                                                                                          \
+      uint32_t bits;                                                                                                   \
+      memcpy(&bits, &total, 4);                                                                                        \
+      uint64_t *status = (uint64_t *)(void *)(p.ws + KBD_DEV_HDR_WORDS);                                               \
+      const uint32_t pre = kbd_dev_lookback_(status, tile, bits, op, fl, __FILE__, __LINE__);                          \
+      KBD_FOR_LANES(lane) {                                                                                            \
+        if (lane == 0) sh[1] = pre;                                                                                    \
+      }                                                                                                                \
+    }                                                                                                                  \
+    kbd_sync();                                                                                                        \
+    if (tile > 0) kbd_dev_prefix_(o.v, KBD__N(o), sh[1], op, fl);                                                      \
+    kbd_store(o, (ctype *)p.out, p.n, start);                                                                          \
   }
 
 KBD_DEV_KERNELS(KBD_DEV_DEFINE)

@@ -37,7 +37,9 @@ static inline kbd_launch_cfg kbd_cfg_1d(unsigned blocks) { return kbd_cfg(kbd_di
 
 /* Blocks needed to cover n items at per_block items each (0 when n == 0: an empty grid, which a launch
  * rejects - callers with possibly-empty inputs should skip the launch). */
-static inline unsigned kbd_blocks_for(size_t n, size_t per_block) { return (unsigned)((n + per_block - 1) / per_block); }
+static inline unsigned kbd_blocks_for(size_t n, size_t per_block) {
+  return (unsigned)((n + per_block - 1) / per_block);
+}
 
 /* The GPU's launch limits, checked identically before a CPU-machine run and before a CUDA launch. */
 static inline kbd_status kbd_check_launch(const kbd_launch_cfg *cfg, int threads, const char *kernel) {

@@ -31,8 +31,8 @@
 #include <cuda_runtime.h>
 #endif
 
-#define KBD__THREADS_RULE                                                                                        \
-  "kbd: KBD_KERNEL threads per block must be a multiple of 32 (whole warps) between 32 and 1024 (the GPU's "    \
+#define KBD__THREADS_RULE                                                                                              \
+  "kbd: KBD_KERNEL threads per block must be a multiple of 32 (whole warps) between 32 and 1024 (the GPU's "           \
   "per-block limit)"
 
 /* Declare the launcher of a kernel for host code: kbd_status name(kbd_launch_cfg cfg, P params). */
@@ -40,15 +40,15 @@
 
 #if KBD_MODE_CPU
 
-#define KBD_KERNEL(name, threads, P)                                                                             \
-  KBD_STATIC_ASSERT((threads) % 32 == 0 && (threads) >= 32 && (threads) <= 1024, KBD__THREADS_RULE);            \
-  static void name##_kbd_body(P p, const char (*kbd_cta_)[(threads) > 0 ? (threads) : 1]);                     \
-  static void name##_kbd_entry(const void *kbd_params_) { name##_kbd_body(*(const P *)kbd_params_, NULL); }     \
-  KBD_KERNEL_DECL(name, P);                                                                                      \
-  KBD_EXTERN_C kbd_status name(kbd_launch_cfg cfg, P params) {                                                   \
-    return kbd_cpu_launch_kernel(&cfg, (threads), name##_kbd_entry, &params, #name);                             \
-  }                                                                                                              \
-  static void name##_kbd_body(KBD_UNUSED P p, KBD_UNUSED const char (*kbd_cta_)[(threads) > 0 ? (threads) : 1])
+#define KBD_KERNEL(name, threads, P)                                                                                   \
+  KBD_STATIC_ASSERT((threads) % 32 == 0 && (threads) >= 32 && (threads) <= 1024, KBD__THREADS_RULE);                   \
+  static void name##_kbd_body(P p, const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1]);                              \
+  static void name##_kbd_entry(const void *kbd_params_) { name##_kbd_body(*(const P *)kbd_params_, NULL); }            \
+  KBD_KERNEL_DECL(name, P);                                                                                            \
+  KBD_EXTERN_C kbd_status name(kbd_launch_cfg cfg, P params) {                                                         \
+    return kbd_cpu_launch_kernel(&cfg, (threads), name##_kbd_entry, &params, #name);                                   \
+  }                                                                                                                    \
+  static void name##_kbd_body(KBD_UNUSED P p, KBD_UNUSED const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1])
 
 #elif KBD_MODE_CUDA
 
@@ -60,31 +60,30 @@ static inline kbd_status kbd_cuda_status(cudaError_t e, const char *what) {
   return kbd_status_make(KBD_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-#define KBD_KERNEL(name, threads, P)                                                                             \
-  KBD_STATIC_ASSERT((threads) % 32 == 0 && (threads) >= 32 && (threads) <= 1024, KBD__THREADS_RULE);            \
-  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024)                      \
-      name##_kbd_dev(const __grid_constant__ P p, const char (*kbd_cta_)[(threads) > 0 ? (threads) : 1]);        \
-  KBD_KERNEL_DECL(name, P);                                                                                      \
-  KBD_EXTERN_C kbd_status name(kbd_launch_cfg cfg, P params) {                                                   \
-    kbd_status s_ = kbd_check_launch(&cfg, (threads), #name);                                                    \
-    if (!kbd_ok(s_)) return s_;                                                                                  \
-    if (cfg.smem_bytes > KBD_DEFAULT_SMEM_BYTES) {                                                               \
-      s_ = kbd_cuda_status(cudaFuncSetAttribute(name##_kbd_dev, cudaFuncAttributeMaxDynamicSharedMemorySize,     \
-                                                (int)cfg.smem_bytes),                                            \
-                           #name ": raising the dynamic shared-memory limit");                                   \
-      if (!kbd_ok(s_)) return s_;                                                                                \
-    }                                                                                                            \
-    name##_kbd_dev<<<dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z), (threads), cfg.smem_bytes,                        \
-                     (cudaStream_t)cfg.stream>>>(params, NULL);                                                  \
-    return kbd_cuda_status(cudaGetLastError(), "launch of " #name);                                              \
-  }                                                                                                              \
-  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024)                      \
-      name##_kbd_dev(KBD_UNUSED const __grid_constant__ P p,                                                     \
-                     KBD_UNUSED const char (*kbd_cta_)[(threads) > 0 ? (threads) : 1])
+#define KBD_KERNEL(name, threads, P)                                                                                   \
+  KBD_STATIC_ASSERT((threads) % 32 == 0 && (threads) >= 32 && (threads) <= 1024, KBD__THREADS_RULE);                   \
+  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024)                             \
+      name##_kbd_dev(const __grid_constant__ P p, const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1]);               \
+  KBD_KERNEL_DECL(name, P);                                                                                            \
+  KBD_EXTERN_C kbd_status name(kbd_launch_cfg cfg, P params) {                                                         \
+    kbd_status s_ = kbd_check_launch(&cfg, (threads), #name);                                                          \
+    if (!kbd_ok(s_)) return s_;                                                                                        \
+    if (cfg.smem_bytes > KBD_DEFAULT_SMEM_BYTES) {                                                                     \
+      s_ = kbd_cuda_status(                                                                                            \
+          cudaFuncSetAttribute(name##_kbd_dev, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cfg.smem_bytes),      \
+          #name ": raising the dynamic shared-memory limit");                                                          \
+      if (!kbd_ok(s_)) return s_;                                                                                      \
+    }                                                                                                                  \
+    name##_kbd_dev<<<dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z), (threads), cfg.smem_bytes, (cudaStream_t)cfg.stream>>>( \
+        params, NULL);                                                                                                 \
+    return kbd_cuda_status(cudaGetLastError(), "launch of " #name);                                                    \
+  }                                                                                                                    \
+  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024) name##_kbd_dev(             \
+      KBD_UNUSED const __grid_constant__ P p, KBD_UNUSED const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1])
 
 #else /* host-only translation unit of a GPU program */
-#define KBD_KERNEL(name, threads, P)                                                                             \
-  KBD_STATIC_ASSERT(0, "kbd: KBD_KERNEL must be compiled by nvcc or with -DKBD_CPU; host C files use "          \
+#define KBD_KERNEL(name, threads, P)                                                                                   \
+  KBD_STATIC_ASSERT(0, "kbd: KBD_KERNEL must be compiled by nvcc or with -DKBD_CPU; host C files use "                 \
                        "KBD_KERNEL_DECL")
 #endif
 
@@ -110,7 +109,7 @@ KBD_DEV unsigned kbd_grid_z(void) { return kbd_cpu_self()->cta->L->cfg.grid.z; }
 KBD_DEV size_t kbd_dynamic_smem_bytes(void) { return kbd_cpu_self()->cta->dyn_bytes; }
 #elif KBD_MODE_CUDA
 /* GPU: the loop runs once with the thread's own lane; nvcc removes it. */
-#define KBD_FOR_LANES(lane)                                                                                      \
+#define KBD_FOR_LANES(lane)                                                                                            \
   for (int lane = (int)(threadIdx.x & 31u), kbd_lane_once_ = 1; kbd_lane_once_; kbd_lane_once_ = 0)
 KBD_DEV int kbd_warp_id(void) { return (int)(threadIdx.x >> 5); }
 KBD_DEV unsigned kbd_block_x(void) { return blockIdx.x; }

@@ -63,14 +63,13 @@ typedef struct kbd_coord {
  * nthreads*vec | R*C makes every thread hold the same number of whole vectors. */
 #define KBD_LAYOUT_ROW_OK(rows, cols, nthreads, vec)                                                                   \
   (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) >= 1 && (nthreads) <= KBD_MAX_BLOCK_THREADS &&                        \
-   ((vec) == 1 || (vec) == 2 || (vec) == 4 || (vec) == 8 || (vec) == 16) &&                                            \
-   (cols) % KBD_LAYOUT_NZ_(vec) == 0 &&                                                                                \
+   ((vec) == 1 || (vec) == 2 || (vec) == 4 || (vec) == 8 || (vec) == 16) && (cols) % KBD_LAYOUT_NZ_(vec) == 0 &&       \
    (long long)(rows) * (long long)(cols) % ((long long)KBD_LAYOUT_NZ_(nthreads) * KBD_LAYOUT_NZ_(vec)) == 0)
 /* WGMMA_ACC: M is always 64 per instruction and N is 8..256 step 8 (PTX shape table); taller tiles
  * are several accumulators stacked in 64-row blocks. The instruction is issued by a warpgroup. */
 #define KBD_LAYOUT_WGMMA_ACC_OK(rows, cols, nthreads, vec)                                                             \
-  (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) == KBD_WARPGROUP_SIZE && (rows) % 64 == 0 &&                          \
-   (cols) % 8 == 0 && (cols) >= 8 && (cols) <= 256)
+  (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) == KBD_WARPGROUP_SIZE && (rows) % 64 == 0 && (cols) % 8 == 0 &&       \
+   (cols) >= 8 && (cols) <= 256)
 /* mma.sync fragments: a warp-wide instruction; A blocks are 16x16 (M x K), B 16x8 (K x N), C 16x8.
  * The fixed layouts take vec only so that every KBD_LAYOUT_<NAME>_OK has the same arguments. */
 #define KBD_LAYOUT_MMA_A_OK(rows, cols, nthreads, vec)                                                                 \
@@ -126,11 +125,10 @@ typedef struct kbd_coord {
 /* Threads that own a tile of `layout`: fixed by the instruction for MMA (a warp) and WGMMA (a
  * warpgroup), the caller's choice for ROW; 0 for an unknown id. */
 #define KBD_LAYOUT_THREADS(layout, nthreads)                                                                           \
-  ((layout) == KBD_LAYOUT_ROW         ? (nthreads)                                                                     \
-   : (layout) == KBD_LAYOUT_WGMMA_ACC ? KBD_WARPGROUP_SIZE                                                             \
-   : (layout) == KBD_LAYOUT_MMA_A || (layout) == KBD_LAYOUT_MMA_B || (layout) == KBD_LAYOUT_MMA_C                      \
-       ? KBD_WARP_SIZE                                                                                                 \
-       : 0)
+  ((layout) == KBD_LAYOUT_ROW                                                                     ? (nthreads)         \
+   : (layout) == KBD_LAYOUT_WGMMA_ACC                                                             ? KBD_WARPGROUP_SIZE \
+   : (layout) == KBD_LAYOUT_MMA_A || (layout) == KBD_LAYOUT_MMA_B || (layout) == KBD_LAYOUT_MMA_C ? KBD_WARP_SIZE      \
+                                                                                                  : 0)
 /* Elements per thread (constant expression: the size of a tile's register array). Meaningful for
  * shapes accepted by KBD_LAYOUT_SHAPE_OK; 0 for an unknown layout id. */
 #define KBD_LAYOUT_NPT(layout, rows, cols, nthreads)                                                                   \

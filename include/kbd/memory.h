@@ -56,8 +56,7 @@ static inline kbd_status kbd_free(void *ptr) {
   if (!ptr) return kbd_status_ok();
 #if KBD_MODE_CPU
   if (!kbd_cpu_unregister(ptr))
-    return kbd_status_make(KBD_ERR_INVALID, "kbd_free: %p was not returned by kbd_malloc (or was freed already)",
-                           ptr);
+    return kbd_status_make(KBD_ERR_INVALID, "kbd_free: %p was not returned by kbd_malloc (or was freed already)", ptr);
   free(ptr);
   return kbd_status_ok();
 #else

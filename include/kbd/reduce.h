@@ -49,7 +49,6 @@
 #define KBD_REDUCE_WG_BARRIER 8
 #endif
 
-
 /* One 32-bit value per lane of the running warp: v[32] on the CPU (the fiber holds all lanes), v[1] on
  * the GPU (the thread's own). kbd_meta_ marks the element kind (float 2, int 1) for compile-time checks. */
 typedef struct kbd_lanes_f32 {
@@ -108,9 +107,7 @@ KBD_HD uint32_t kbd_red_pad_b32(int op, int fl) {
 }
 
 /* The documented result of an empty reduction (what kbd_pad_1d fills in): sum +0, max -inf, min +inf. */
-KBD_HD float kbd_red_empty_f32(int op) {
-  return op == KBD_RED_SUM ? 0.0f : op == KBD_RED_MAX ? -INFINITY : INFINITY;
-}
+KBD_HD float kbd_red_empty_f32(int op) { return op == KBD_RED_SUM ? 0.0f : op == KBD_RED_MAX ? -INFINITY : INFINITY; }
 KBD_HD int32_t kbd_red_empty_i32(int op) { return (int32_t)kbd_red_pad_b32(op, 0); }
 
 /* ---- warp ------------------------------------------------------------------------------------------- */
@@ -137,20 +134,22 @@ KBD_TILE_FN uint32_t kbd_warp_reduce_b32_(kbd_lanes_b32 x, int op, int fl, const
   if (op == KBD_RED_MIN) return kbd_cvt_f32_bits(kbd_ptx_redux_sync_min_f32(kbd_cvt_bits_f32(x.v[0]), KBD_SHFL_FULL));
 #endif
   uint32_t v = x.v[0];
-  KBD_UNROLL for (uint32_t m = 1; m < 32; m <<= 1)
-    v = kbd_red_op_b32(op, fl, v, kbd_ptx_shfl_sync_bfly_b32(v, m, KBD_SHFL_C, KBD_SHFL_FULL));
+  KBD_UNROLL for (uint32_t m = 1; m < 32; m <<= 1) v =
+      kbd_red_op_b32(op, fl, v, kbd_ptx_shfl_sync_bfly_b32(v, m, KBD_SHFL_C, KBD_SHFL_FULL));
   return v;
 #elif KBD_MODE_CPU
   if (!fl || (KBD_CPU_ARCH >= 100 && op != KBD_RED_SUM)) {
     /* redux.sync: order-free, a fold gives the hardware's exact result. */
     uint32_t r = x.v[0];
-    for (int l = 1; l < 32; ++l) r = kbd_red_op_b32(op, fl, r, x.v[l]);
+    for (int l = 1; l < 32; ++l)
+      r = kbd_red_op_b32(op, fl, r, x.v[l]);
     return r;
   }
   for (uint32_t m = 1; m < 32; m <<= 1) { /* the GPU butterfly, all 32 lanes per step */
     uint32_t y[32];
     kbd_cpu_shfl_sync(KBD_SHFL_BFLY, y, x.v, NULL, m, KBD_SHFL_C, KBD_SHFL_FULL, file, line);
-    for (int l = 0; l < 32; ++l) x.v[l] = kbd_red_op_b32(op, fl, x.v[l], y[l]);
+    for (int l = 0; l < 32; ++l)
+      x.v[l] = kbd_red_op_b32(op, fl, x.v[l], y[l]);
   }
   return x.v[0];
 #else
@@ -183,7 +182,8 @@ KBD_TILE_FN void kbd_red_barrier_(int scope, int block_threads, const char *file
 KBD_TILE_FN void kbd_red_load_totals_(kbd_lanes_b32 *y, const uint32_t *slots, int nw, uint32_t pad) {
 #if KBD_MODE_CPU
   memcpy(y->v, slots, sizeof(uint32_t) * (size_t)nw);
-  for (int lane = nw; lane < KBD_WARP_SIZE; ++lane) y->v[lane] = pad;
+  for (int lane = nw; lane < KBD_WARP_SIZE; ++lane)
+    y->v[lane] = pad;
 #else
   KBD_FOR_LANES(lane) { KBD_LANE(*y, lane) = lane < nw ? slots[lane] : pad; }
 #endif
@@ -227,110 +227,112 @@ KBD_TILE_FN kbd_lanes_b32 kbd_frag_fold_b32_(const void *frag, int dt, int npt, 
 
 /* ---- compile-time checks ---------------------------------------------------------------------------------- */
 
-#define KBD__RED_OP_OK(op)                                                                                       \
-  KBD_STATIC_ASSERT((op) >= KBD_RED_SUM && (op) <= KBD_RED_XOR,                                                  \
+#define KBD__RED_OP_OK(op)                                                                                             \
+  KBD_STATIC_ASSERT((op) >= KBD_RED_SUM && (op) <= KBD_RED_XOR,                                                        \
                     "kbd: reduction op must be a constant KBD_RED_SUM/MAX/MIN/AND/OR/XOR")
-#define KBD__RED_BITS_DT(dt, op, DT, NAME)                                                                       \
-  KBD_STATIC_ASSERT(!((dt) == KBD_DT_##DT && (op) == KBD_RED_AND),                                               \
-                    "kbd: reduction KBD_RED_AND is not defined for dtype " #DT " (bitwise ops need i32)");      \
-  KBD_STATIC_ASSERT(!((dt) == KBD_DT_##DT && (op) == KBD_RED_OR),                                                \
-                    "kbd: reduction KBD_RED_OR is not defined for dtype " #DT " (bitwise ops need i32)");       \
-  KBD_STATIC_ASSERT(!((dt) == KBD_DT_##DT && (op) == KBD_RED_XOR),                                               \
+#define KBD__RED_BITS_DT(dt, op, DT, NAME)                                                                             \
+  KBD_STATIC_ASSERT(!((dt) == KBD_DT_##DT && (op) == KBD_RED_AND),                                                     \
+                    "kbd: reduction KBD_RED_AND is not defined for dtype " #DT " (bitwise ops need i32)");             \
+  KBD_STATIC_ASSERT(!((dt) == KBD_DT_##DT && (op) == KBD_RED_OR),                                                      \
+                    "kbd: reduction KBD_RED_OR is not defined for dtype " #DT " (bitwise ops need i32)");              \
+  KBD_STATIC_ASSERT(!((dt) == KBD_DT_##DT && (op) == KBD_RED_XOR),                                                     \
                     "kbd: reduction KBD_RED_XOR is not defined for dtype " #DT " (bitwise ops need i32)")
-#define KBD__RED_DT_OK(dt, op)                                                                                   \
-  KBD__RED_OP_OK(op);                                                                                            \
-  KBD__RED_BITS_DT(dt, op, f32, f32);                                                                            \
-  KBD__RED_BITS_DT(dt, op, f16, f16);                                                                            \
-  KBD__RED_BITS_DT(dt, op, bf16, bf16);                                                                          \
-  KBD__RED_BITS_DT(dt, op, e4m3, e4m3);                                                                          \
+#define KBD__RED_DT_OK(dt, op)                                                                                         \
+  KBD__RED_OP_OK(op);                                                                                                  \
+  KBD__RED_BITS_DT(dt, op, f32, f32);                                                                                  \
+  KBD__RED_BITS_DT(dt, op, f16, f16);                                                                                  \
+  KBD__RED_BITS_DT(dt, op, bf16, bf16);                                                                                \
+  KBD__RED_BITS_DT(dt, op, e4m3, e4m3);                                                                                \
   KBD__RED_BITS_DT(dt, op, e5m2, e5m2)
 #define KBD__LANES_DT(x) (KBD__LANES_FLOAT(x) ? KBD_DT_f32 : KBD_DT_i32)
-#define KBD__RED_SCOPE_OK(t)                                                                                     \
-  KBD_STATIC_ASSERT(KBD_SCOPE(t) == KBD_WARP || KBD_SCOPE(t) == KBD_WARPGROUP || KBD_SCOPE(t) == KBD_CTA,         \
+#define KBD__RED_SCOPE_OK(t)                                                                                           \
+  KBD_STATIC_ASSERT(KBD_SCOPE(t) == KBD_WARP || KBD_SCOPE(t) == KBD_WARPGROUP || KBD_SCOPE(t) == KBD_CTA,              \
                     "kbd: reductions are over KBD_WARP, KBD_WARPGROUP or KBD_CTA tiles")
 
 /* Bits of a lanes struct (f32 or i32) as kbd_lanes_b32 and back. */
-#define KBD__TO_B32(dst, x)                                                                                      \
-  for (int kbd_tl_ = 0; kbd_tl_ < KBD_LANES_HELD; ++kbd_tl_) memcpy(&(dst).v[kbd_tl_], &(x).v[kbd_tl_], 4)
-#define KBD__FROM_B32(x, src)                                                                                    \
-  for (int kbd_tl_ = 0; kbd_tl_ < KBD_LANES_HELD; ++kbd_tl_) memcpy(&(x).v[kbd_tl_], &(src).v[kbd_tl_], 4)
+#define KBD__TO_B32(dst, x)                                                                                            \
+  for (int kbd_tl_ = 0; kbd_tl_ < KBD_LANES_HELD; ++kbd_tl_)                                                           \
+  memcpy(&(dst).v[kbd_tl_], &(x).v[kbd_tl_], 4)
+#define KBD__FROM_B32(x, src)                                                                                          \
+  for (int kbd_tl_ = 0; kbd_tl_ < KBD_LANES_HELD; ++kbd_tl_)                                                           \
+  memcpy(&(x).v[kbd_tl_], &(src).v[kbd_tl_], 4)
 
 /* A reduction result bits -> the caller's scalar (float for float kinds, int32_t for i32). */
-#define KBD__RED_STORE(dst, bits, fl)                                                                            \
-  do {                                                                                                           \
-    const uint32_t kbd_rb_ = (bits);                                                                             \
-    if (fl)                                                                                                      \
-      (dst) = kbd_cvt_bits_f32(kbd_rb_);                                                                         \
-    else                                                                                                         \
-      (dst) = (int32_t)kbd_rb_;                                                                                  \
+#define KBD__RED_STORE(dst, bits, fl)                                                                                  \
+  do {                                                                                                                 \
+    const uint32_t kbd_rb_ = (bits);                                                                                   \
+    if (fl)                                                                                                            \
+      (dst) = kbd_cvt_bits_f32(kbd_rb_);                                                                               \
+    else                                                                                                               \
+      (dst) = (int32_t)kbd_rb_;                                                                                        \
   } while (0)
 
 /* ---- public macros ------------------------------------------------------------------------------------------ */
 
-#define KBD__LANES_REDUCE(dst, x, op, scope)                                                                     \
-  do {                                                                                                           \
-    KBD__RED_DT_OK(KBD__LANES_DT(x), op);                                                                        \
-    kbd_lanes_b32 kbd_rx_;                                                                                       \
-    KBD__TO_B32(kbd_rx_, x);                                                                                     \
-    KBD__RED_STORE(dst,                                                                                          \
-                   kbd_scope_reduce_b32_(kbd_rx_, (op), KBD__LANES_FLOAT(x), (scope), KBD_BLOCK_THREADS,        \
-                                         __FILE__, __LINE__),                                                    \
-                   KBD__LANES_FLOAT(x));                                                                         \
+#define KBD__LANES_REDUCE(dst, x, op, scope)                                                                           \
+  do {                                                                                                                 \
+    KBD__RED_DT_OK(KBD__LANES_DT(x), op);                                                                              \
+    kbd_lanes_b32 kbd_rx_;                                                                                             \
+    KBD__TO_B32(kbd_rx_, x);                                                                                           \
+    KBD__RED_STORE(                                                                                                    \
+        dst,                                                                                                           \
+        kbd_scope_reduce_b32_(kbd_rx_, (op), KBD__LANES_FLOAT(x), (scope), KBD_BLOCK_THREADS, __FILE__, __LINE__),     \
+        KBD__LANES_FLOAT(x));                                                                                          \
   } while (0)
 
 #define kbd_warp_reduce(dst, x, op) KBD__LANES_REDUCE(dst, x, op, KBD_WARP)
-#define kbd_warpgroup_reduce(dst, x, op)                                                                         \
-  do {                                                                                                           \
-    KBD_STATIC_ASSERT(KBD_BLOCK_THREADS % KBD_WARPGROUP == 0,                                                    \
-                      "kbd: kbd_warpgroup_reduce needs a block of whole warpgroups (a multiple of 128 threads)");\
-    KBD__LANES_REDUCE(dst, x, op, KBD_WARPGROUP);                                                                \
+#define kbd_warpgroup_reduce(dst, x, op)                                                                               \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_BLOCK_THREADS % KBD_WARPGROUP == 0,                                                          \
+                      "kbd: kbd_warpgroup_reduce needs a block of whole warpgroups (a multiple of 128 threads)");      \
+    KBD__LANES_REDUCE(dst, x, op, KBD_WARPGROUP);                                                                      \
   } while (0)
 #define kbd_cta_reduce(dst, x, op) KBD__LANES_REDUCE(dst, x, op, KBD_BLOCK_THREADS)
 
 /* lanes = the per-thread fold of tile t (kbd_lanes_f32 for float tiles, kbd_lanes_i32 for i32). */
-#define kbd_thread_reduce(lanes, t, op)                                                                          \
-  do {                                                                                                           \
-    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                            \
-    KBD_STATIC_ASSERT(KBD__LANES_FLOAT(lanes) == KBD_DT_IS_FLOAT(KBD_DTYPE(t)),                                  \
-                      "kbd: kbd_thread_reduce: use kbd_lanes_f32 for float tiles, kbd_lanes_i32 for i32 tiles"); \
-    const kbd_lanes_b32 kbd_rf_ =                                                                                \
-        kbd_frag_fold_b32_((t).v, KBD_DTYPE(t), KBD_NPT(t), (op), KBD_DT_IS_FLOAT(KBD_DTYPE(t)));               \
-    KBD__FROM_B32(lanes, kbd_rf_);                                                                               \
+#define kbd_thread_reduce(lanes, t, op)                                                                                \
+  do {                                                                                                                 \
+    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                                  \
+    KBD_STATIC_ASSERT(KBD__LANES_FLOAT(lanes) == KBD_DT_IS_FLOAT(KBD_DTYPE(t)),                                        \
+                      "kbd: kbd_thread_reduce: use kbd_lanes_f32 for float tiles, kbd_lanes_i32 for i32 tiles");       \
+    const kbd_lanes_b32 kbd_rf_ =                                                                                      \
+        kbd_frag_fold_b32_((t).v, KBD_DTYPE(t), KBD_NPT(t), (op), KBD_DT_IS_FLOAT(KBD_DTYPE(t)));                      \
+    KBD__FROM_B32(lanes, kbd_rf_);                                                                                     \
   } while (0)
 
 /* dst = op over all R x C elements of t, available in every thread of t's scope. */
-#define kbd_reduce(dst, t, op)                                                                                   \
-  do {                                                                                                           \
-    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                            \
-    KBD__RED_SCOPE_OK(t);                                                                                        \
-    const int kbd_rfl_ = KBD_DT_IS_FLOAT(KBD_DTYPE(t));                                                          \
-    KBD__RED_STORE(dst,                                                                                          \
-                   kbd_scope_reduce_b32_(kbd_frag_fold_b32_((t).v, KBD_DTYPE(t), KBD_NPT(t), (op), kbd_rfl_),   \
-                                         (op), kbd_rfl_, KBD_SCOPE(t), KBD_BLOCK_THREADS, __FILE__, __LINE__),   \
-                   kbd_rfl_);                                                                                    \
+#define kbd_reduce(dst, t, op)                                                                                         \
+  do {                                                                                                                 \
+    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                                  \
+    KBD__RED_SCOPE_OK(t);                                                                                              \
+    const int kbd_rfl_ = KBD_DT_IS_FLOAT(KBD_DTYPE(t));                                                                \
+    KBD__RED_STORE(dst,                                                                                                \
+                   kbd_scope_reduce_b32_(kbd_frag_fold_b32_((t).v, KBD_DTYPE(t), KBD_NPT(t), (op), kbd_rfl_), (op),    \
+                                         kbd_rfl_, KBD_SCOPE(t), KBD_BLOCK_THREADS, __FILE__, __LINE__),               \
+                   kbd_rfl_);                                                                                          \
   } while (0)
 
 /* 1 x C tile t, loaded from [start, start + C) of an n-element array: elements at positions outside
  * [0, n) become op's empty result (sum 0, max -inf, min +inf, i32 limits), so a masked tail does not
  * change the reduction. kbd_load reads those positions as 0, which is right only for sums. */
-#define kbd_pad_1d(t, n, start, op)                                                                              \
-  do {                                                                                                           \
-    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                            \
-    KBD_STATIC_ASSERT(KBD_ROWS(t) == 1, "kbd: kbd_pad_1d is for 1 x C tiles");                                   \
-    const kbd_tile_shape kbd_ps_ = KBD__SHAPE(t);                                                                \
-    const long long kbd_pn_ = (long long)(n), kbd_p0_ = (long long)(start);                                      \
-    for (int kbd_pl_ = 0; kbd_pl_ < KBD_LANES_HELD; ++kbd_pl_) {                                                 \
-      const int kbd_pt_ = KBD__TID(t, kbd_pl_);                                                                  \
-      KBD_UNROLL for (int kbd_pi_ = 0; kbd_pi_ < KBD_NPT(t); ++kbd_pi_) {                                        \
-        const long long kbd_pg_ = kbd_p0_ + kbd_tile_coord(kbd_ps_, kbd_pt_, kbd_pi_).col;                       \
-        if (kbd_pg_ < 0 || kbd_pg_ >= kbd_pn_) {                                                                 \
-          if (KBD_DT_IS_FLOAT(KBD_DTYPE(t)))                                                                     \
-            kbd_dt_store_f32(&(t).v[kbd_pl_][kbd_pi_], KBD_DTYPE(t), kbd_red_empty_f32(op));                     \
-          else                                                                                                   \
-            kbd_dt_store_i32(&(t).v[kbd_pl_][kbd_pi_], KBD_DTYPE(t), kbd_red_empty_i32(op));                     \
-        }                                                                                                        \
-      }                                                                                                          \
-    }                                                                                                            \
+#define kbd_pad_1d(t, n, start, op)                                                                                    \
+  do {                                                                                                                 \
+    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                                  \
+    KBD_STATIC_ASSERT(KBD_ROWS(t) == 1, "kbd: kbd_pad_1d is for 1 x C tiles");                                         \
+    const kbd_tile_shape kbd_ps_ = KBD__SHAPE(t);                                                                      \
+    const long long kbd_pn_ = (long long)(n), kbd_p0_ = (long long)(start);                                            \
+    for (int kbd_pl_ = 0; kbd_pl_ < KBD_LANES_HELD; ++kbd_pl_) {                                                       \
+      const int kbd_pt_ = KBD__TID(t, kbd_pl_);                                                                        \
+      KBD_UNROLL for (int kbd_pi_ = 0; kbd_pi_ < KBD_NPT(t); ++kbd_pi_) {                                              \
+        const long long kbd_pg_ = kbd_p0_ + kbd_tile_coord(kbd_ps_, kbd_pt_, kbd_pi_).col;                             \
+        if (kbd_pg_ < 0 || kbd_pg_ >= kbd_pn_) {                                                                       \
+          if (KBD_DT_IS_FLOAT(KBD_DTYPE(t)))                                                                           \
+            kbd_dt_store_f32(&(t).v[kbd_pl_][kbd_pi_], KBD_DTYPE(t), kbd_red_empty_f32(op));                           \
+          else                                                                                                         \
+            kbd_dt_store_i32(&(t).v[kbd_pl_][kbd_pi_], KBD_DTYPE(t), kbd_red_empty_i32(op));                           \
+        }                                                                                                              \
+      }                                                                                                                \
+    }                                                                                                                  \
   } while (0)
 
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */

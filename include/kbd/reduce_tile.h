@@ -533,7 +533,7 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
     const unsigned kbd_vfm_ = ((1u << (kbd_vp_.hi - kbd_vp_.lo)) - 1u) << kbd_vp_.lo;                                  \
     for (int kbd_vl_ = 0; kbd_vl_ < KBD_LANES_HELD; ++kbd_vl_) {                                                       \
       if (!kbd_vlead_ || ((unsigned)KBD__RT_LANE(kbd_vl_) & kbd_vfm_) != 0u) continue;                                 \
-      const int kbd_vt_ = KBD_SCOPE_TID(kbd_vp_.scope, kbd_vl_);                                                         \
+      const int kbd_vt_ = KBD_SCOPE_TID(kbd_vp_.scope, kbd_vl_);                                                       \
       KBD_UNROLL for (int kbd_vk_ = 0; kbd_vk_ < KBD_VEC_SLOTS(m);                                                     \
                       ++kbd_vk_)(p)[kbd_rt_index(kbd_vp_, kbd_vt_, kbd_vk_)] = (m).v[kbd_vl_][kbd_vk_];                \
     }                                                                                                                  \

@@ -57,7 +57,8 @@ KBD_TILE_FN kbd_lanes_b32 kbd_warp_scan_incl_b32_(kbd_lanes_b32 x, int op, int f
      * their value, skipped by the loop bound instead of a per-lane branch (so the loop vectorises). */
     uint32_t y[32];
     kbd_cpu_shfl_sync(KBD_SHFL_UP, y, x.v, NULL, d, KBD_SHFL_C_UP, KBD_SHFL_FULL, file, line);
-    for (uint32_t lane = d; lane < 32; ++lane) x.v[lane] = kbd_red_op_b32(op, fl, y[lane], x.v[lane]);
+    for (uint32_t lane = d; lane < 32; ++lane)
+      x.v[lane] = kbd_red_op_b32(op, fl, y[lane], x.v[lane]);
 #else
     const kbd_lanes_b32 y = kbd_lanes_shfl_b32_(KBD_SHFL_UP, x, d, file, line);
     KBD_FOR_LANES(lane) {
@@ -117,29 +118,29 @@ KBD_TILE_FN kbd_lanes_b32 kbd_scan_lanes_b32_(kbd_lanes_b32 x, int op, int fl, i
   return r;
 }
 
-#define KBD__SCAN_OP_OK(op)                                                                                      \
-  KBD_STATIC_ASSERT((op) == KBD_RED_SUM || (op) == KBD_RED_MAX || (op) == KBD_RED_MIN,                           \
+#define KBD__SCAN_OP_OK(op)                                                                                            \
+  KBD_STATIC_ASSERT((op) == KBD_RED_SUM || (op) == KBD_RED_MAX || (op) == KBD_RED_MIN,                                 \
                     "kbd: scans support KBD_RED_SUM, KBD_RED_MAX and KBD_RED_MIN")
 
-#define KBD__LANES_SCAN(dst, total, x, op, excl, scope)                                                          \
-  do {                                                                                                           \
-    KBD__SCAN_OP_OK(op);                                                                                         \
-    KBD_STATIC_ASSERT(KBD__LANES_FLOAT(dst) == KBD__LANES_FLOAT(x),                                              \
-                      "kbd: scan source and destination must both be kbd_lanes_f32 or both kbd_lanes_i32");     \
-    kbd_lanes_b32 kbd_sx_;                                                                                       \
-    uint32_t kbd_st_;                                                                                            \
-    KBD__TO_B32(kbd_sx_, x);                                                                                     \
-    kbd_sx_ = kbd_scan_lanes_b32_(kbd_sx_, (op), KBD__LANES_FLOAT(x), (excl), (scope), KBD_BLOCK_THREADS,        \
-                                  &kbd_st_, __FILE__, __LINE__);                                                 \
-    KBD__FROM_B32(dst, kbd_sx_);                                                                                 \
-    KBD__RED_STORE(total, kbd_st_, KBD__LANES_FLOAT(x));                                                         \
+#define KBD__LANES_SCAN(dst, total, x, op, excl, scope)                                                                \
+  do {                                                                                                                 \
+    KBD__SCAN_OP_OK(op);                                                                                               \
+    KBD_STATIC_ASSERT(KBD__LANES_FLOAT(dst) == KBD__LANES_FLOAT(x),                                                    \
+                      "kbd: scan source and destination must both be kbd_lanes_f32 or both kbd_lanes_i32");            \
+    kbd_lanes_b32 kbd_sx_;                                                                                             \
+    uint32_t kbd_st_;                                                                                                  \
+    KBD__TO_B32(kbd_sx_, x);                                                                                           \
+    kbd_sx_ = kbd_scan_lanes_b32_(kbd_sx_, (op), KBD__LANES_FLOAT(x), (excl), (scope), KBD_BLOCK_THREADS, &kbd_st_,    \
+                                  __FILE__, __LINE__);                                                                 \
+    KBD__FROM_B32(dst, kbd_sx_);                                                                                       \
+    KBD__RED_STORE(total, kbd_st_, KBD__LANES_FLOAT(x));                                                               \
   } while (0)
 
-#define kbd_warp_scan(dst, x, op, excl)                                                                          \
-  do {                                                                                                           \
-    float kbd_wst_;                                                                                              \
-    KBD__LANES_SCAN(dst, kbd_wst_, x, op, excl, KBD_WARP);                                                       \
-    (void)kbd_wst_;                                                                                              \
+#define kbd_warp_scan(dst, x, op, excl)                                                                                \
+  do {                                                                                                                 \
+    float kbd_wst_;                                                                                                    \
+    KBD__LANES_SCAN(dst, kbd_wst_, x, op, excl, KBD_WARP);                                                             \
+    (void)kbd_wst_;                                                                                                    \
   } while (0)
 #define kbd_warpgroup_scan(dst, total, x, op, excl) KBD__LANES_SCAN(dst, total, x, op, excl, KBD_WARPGROUP)
 #define kbd_cta_scan(dst, total, x, op, excl) KBD__LANES_SCAN(dst, total, x, op, excl, KBD_BLOCK_THREADS)
@@ -184,7 +185,8 @@ KBD_TILE_FN uint32_t kbd_tile_scan_b32_(kbd_tile_shape s, void *dfrag, int ddt, 
       const int first = j == 0 && scope_first_here;
 #endif
       KBD_UNROLL for (int k = 0; k < s.vec; ++k) {
-        uint32_t o = excl ? (k == 0 ? b : kbd_red_op_b32(op, fl, b, run[l][k - 1])) : kbd_red_op_b32(op, fl, b, run[l][k]);
+        uint32_t o =
+            excl ? (k == 0 ? b : kbd_red_op_b32(op, fl, b, run[l][k - 1])) : kbd_red_op_b32(op, fl, b, run[l][k]);
         if (excl && first && k == 0) o = fl ? kbd_cvt_f32_bits(kbd_red_empty_f32(op)) : (uint32_t)kbd_red_empty_i32(op);
         void *pd = (char *)dfrag + ((size_t)l * s.npt + (size_t)j * s.vec + k) * des;
         if (fl)
@@ -198,17 +200,17 @@ KBD_TILE_FN uint32_t kbd_tile_scan_b32_(kbd_tile_shape s, void *dfrag, int ddt, 
   return carry;
 }
 
-#define kbd_scan(d, total, t, op, excl)                                                                          \
-  do {                                                                                                           \
-    KBD__SCAN_OP_OK(op);                                                                                         \
-    KBD__SAME_SHAPE(d, t);                                                                                       \
-    KBD__RED_SCOPE_OK(t);                                                                                        \
-    KBD_STATIC_ASSERT(KBD_ROWS(t) == 1 && KBD_LAYOUT(t) == KBD_LAYOUT_ROW,                                       \
-                      "kbd: kbd_scan scans 1 x C tiles in the ROW layout");                                      \
-    KBD__RED_STORE(total,                                                                                        \
-                   kbd_tile_scan_b32_(KBD__SHAPE(t), (d).v, KBD_DTYPE(d), (t).v, (op), (excl), KBD_BLOCK_THREADS, \
-                                      __FILE__, __LINE__),                                                       \
-                   KBD_DT_IS_FLOAT(KBD_DTYPE(t)));                                                               \
+#define kbd_scan(d, total, t, op, excl)                                                                                \
+  do {                                                                                                                 \
+    KBD__SCAN_OP_OK(op);                                                                                               \
+    KBD__SAME_SHAPE(d, t);                                                                                             \
+    KBD__RED_SCOPE_OK(t);                                                                                              \
+    KBD_STATIC_ASSERT(KBD_ROWS(t) == 1 && KBD_LAYOUT(t) == KBD_LAYOUT_ROW,                                             \
+                      "kbd: kbd_scan scans 1 x C tiles in the ROW layout");                                            \
+    KBD__RED_STORE(total,                                                                                              \
+                   kbd_tile_scan_b32_(KBD__SHAPE(t), (d).v, KBD_DTYPE(d), (t).v, (op), (excl), KBD_BLOCK_THREADS,      \
+                                      __FILE__, __LINE__),                                                             \
+                   KBD_DT_IS_FLOAT(KBD_DTYPE(t)));                                                                     \
   } while (0)
 
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */

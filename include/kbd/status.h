@@ -7,8 +7,8 @@
 #define KBD_STATUS_H
 
 #include <stdarg.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -71,21 +71,21 @@ static inline const char *kbd_code_name(kbd_code c) {
 
 /* Evaluate a kbd call; on failure print "file:line: expr: message" and return the status from the
  * enclosing function (which must return kbd_status). */
-#define KBD_TRY(expr)                                                                                        \
-  do {                                                                                                       \
-    kbd_status kbd_try_s_ = (expr);                                                                          \
-    if (!kbd_ok(kbd_try_s_)) return kbd_try_s_;                                                              \
+#define KBD_TRY(expr)                                                                                                  \
+  do {                                                                                                                 \
+    kbd_status kbd_try_s_ = (expr);                                                                                    \
+    if (!kbd_ok(kbd_try_s_)) return kbd_try_s_;                                                                        \
   } while (0)
 
 /* For main(): print the failure and exit(1). */
-#define KBD_CHECK(expr)                                                                                      \
-  do {                                                                                                       \
-    kbd_status kbd_chk_s_ = (expr);                                                                          \
-    if (!kbd_ok(kbd_chk_s_)) {                                                                               \
-      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr, kbd_code_name(kbd_chk_s_.code), \
-              kbd_chk_s_.msg);                                                                               \
-      exit(1);                                                                                               \
-    }                                                                                                        \
+#define KBD_CHECK(expr)                                                                                                \
+  do {                                                                                                                 \
+    kbd_status kbd_chk_s_ = (expr);                                                                                    \
+    if (!kbd_ok(kbd_chk_s_)) {                                                                                         \
+      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr, kbd_code_name(kbd_chk_s_.code),         \
+              kbd_chk_s_.msg);                                                                                         \
+      exit(1);                                                                                                         \
+    }                                                                                                                  \
   } while (0)
 
 #endif /* KBD_STATUS_H */

@@ -23,14 +23,14 @@
 
 #if KBD_MODE_CPU || KBD_MODE_CUDA
 #include "atomic.h"
+#include "reduce.h"
+#include "reduce_tile.h"
+#include "scan.h"
 #include "smem.h"
 #include "sync.h"
 #include "tile_core.h"
 #include "tile_io.h"
 #include "tile_ops.h"
-#include "reduce.h"
-#include "scan.h"
-#include "reduce_tile.h"
 #endif
 
 #endif /* KBD_TILE_H */

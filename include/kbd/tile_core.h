@@ -48,16 +48,16 @@
 
 /* The tile type: KBD_TILE_L(dtype token, rows, cols, scope threads, layout id). Shape rules are checked
  * here, at compile time, each with a message naming the rule. */
-#define KBD_TILE_L(dt, R, C, S, L)                                                                               \
-  struct {                                                                                                       \
-    KBD_STATIC_ASSERT((R) > 0 && (C) > 0, "kbd: tile rows and cols must be positive");                           \
-    KBD_STATIC_ASSERT((S) >= 32 && (S) <= 1024 && (S) % 32 == 0,                                                 \
-                      "kbd: a tile's scope must be whole warps: KBD_WARP, KBD_WARPGROUP or KBD_CTA");            \
-    KBD_STATIC_ASSERT(((long long)(R) * (C)) % (S) == 0,                                                         \
-                      "kbd: tile rows*cols must be a multiple of the owning scope's thread count");              \
-    KBD_LAYOUT_STATIC_CHECK((L), (R), (C), (S), KBD__VEC(sizeof(kbd_##dt), R, C, S));                            \
-    kbd_##dt v[KBD_LANES_HELD][KBD__NPT(R, C, S)];                                                               \
-    char (*kbd_meta_)[KBD__POS(R)][KBD__POS(C)][KBD__POS(S)][KBD__POS(L)][KBD_DT_##dt];                          \
+#define KBD_TILE_L(dt, R, C, S, L)                                                                                     \
+  struct {                                                                                                             \
+    KBD_STATIC_ASSERT((R) > 0 && (C) > 0, "kbd: tile rows and cols must be positive");                                 \
+    KBD_STATIC_ASSERT((S) >= 32 && (S) <= 1024 && (S) % 32 == 0,                                                       \
+                      "kbd: a tile's scope must be whole warps: KBD_WARP, KBD_WARPGROUP or KBD_CTA");                  \
+    KBD_STATIC_ASSERT(((long long)(R) * (C)) % (S) == 0,                                                               \
+                      "kbd: tile rows*cols must be a multiple of the owning scope's thread count");                    \
+    KBD_LAYOUT_STATIC_CHECK((L), (R), (C), (S), KBD__VEC(sizeof(kbd_##dt), R, C, S));                                  \
+    kbd_##dt v[KBD_LANES_HELD][KBD__NPT(R, C, S)];                                                                     \
+    char (*kbd_meta_)[KBD__POS(R)][KBD__POS(C)][KBD__POS(S)][KBD__POS(L)][KBD_DT_##dt];                                \
   }
 
 #define KBD_TILE(dt, R, C, S) KBD_TILE_L(dt, R, C, S, KBD_LAYOUT_ROW)
@@ -73,9 +73,9 @@
 #define KBD_ESIZE(t) ((int)sizeof((t).v[0][0]))
 #define KBD_VEC(t) KBD__VEC(KBD_ESIZE(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t))
 
-#define KBD__SAME_SHAPE(a, b)                                                                                    \
-  KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(b) && KBD_COLS(a) == KBD_COLS(b) && KBD_SCOPE(a) == KBD_SCOPE(b) &&  \
-                        KBD_LAYOUT(a) == KBD_LAYOUT(b) && KBD_VEC(a) == KBD_VEC(b),                              \
+#define KBD__SAME_SHAPE(a, b)                                                                                          \
+  KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(b) && KBD_COLS(a) == KBD_COLS(b) && KBD_SCOPE(a) == KBD_SCOPE(b) &&        \
+                        KBD_LAYOUT(a) == KBD_LAYOUT(b) && KBD_VEC(a) == KBD_VEC(b),                                    \
                     "kbd: tile operands must have the same rows, cols, scope and layout")
 
 /* Thread index within a scope of `scope` threads of `lane` of the running warp: block thread mod scope.
@@ -93,8 +93,8 @@ typedef struct kbd_tile_shape {
   int rows, cols, scope, layout, dtype, npt, vec, esize;
 } kbd_tile_shape;
 
-#define KBD__SHAPE(t)                                                                                            \
-  kbd_tile_shape_of(KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t), KBD_LAYOUT(t), KBD_DTYPE(t), KBD_NPT(t), KBD_VEC(t),  \
+#define KBD__SHAPE(t)                                                                                                  \
+  kbd_tile_shape_of(KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t), KBD_LAYOUT(t), KBD_DTYPE(t), KBD_NPT(t), KBD_VEC(t),       \
                     KBD_ESIZE(t))
 
 KBD_TILE_FN kbd_tile_shape kbd_tile_shape_of(int rows, int cols, int scope, int layout, int dtype, int npt, int vec,
@@ -116,8 +116,8 @@ KBD_TILE_FN kbd_coord kbd_tile_coord(kbd_tile_shape s, int tid, int i) {
   return kbd_layout_coord(s.layout, s.rows, s.cols, s.scope, s.vec, tid, i);
 }
 
-#define KBD__FOR_FRAG(t, l, i)                                                                                   \
-  for (int l = 0; l < KBD_LANES_HELD; ++l)                                                                       \
+#define KBD__FOR_FRAG(t, l, i)                                                                                         \
+  for (int l = 0; l < KBD_LANES_HELD; ++l)                                                                             \
   KBD_UNROLL for (int i = 0; i < KBD_NPT(t); ++i)
 
 /* ---- user elementwise map ---------------------------------------------------------------------------
@@ -125,22 +125,22 @@ KBD_TILE_FN kbd_coord kbd_tile_coord(kbd_tile_shape s, int tid, int i) {
  * and r, c are its tile row and column (ints). dst and src have the same shape; they may be the same tile.
  *   KBD_MAP(y, y, x, r, c, (c <= r) ? x : -INFINITY);   // causal mask
  */
-#define KBD_MAP(dst, src, x, r, c, expr)                                                                         \
-  do {                                                                                                           \
-    KBD__SAME_SHAPE(dst, src);                                                                                   \
-    const kbd_tile_shape kbd_ms_ = KBD__SHAPE(dst);                                                              \
-    for (int kbd_ml_ = 0; kbd_ml_ < KBD_LANES_HELD; ++kbd_ml_) {                                                 \
-      const int kbd_mt_ = KBD__TID(dst, kbd_ml_);                                                                \
-      KBD_UNROLL for (int kbd_mi_ = 0; kbd_mi_ < KBD_NPT(dst); ++kbd_mi_) {                                      \
-        const kbd_coord kbd_mc_ = kbd_tile_coord(kbd_ms_, kbd_mt_, kbd_mi_);                                     \
-        const int r = kbd_mc_.row, c = kbd_mc_.col;                                                              \
-        const float x = kbd_dt_load_f32(&(src).v[kbd_ml_][kbd_mi_], KBD_DTYPE(src));                             \
-        (void)r;                                                                                                 \
-        (void)c;                                                                                                 \
-        (void)x;                                                                                                 \
-        kbd_dt_store_f32(&(dst).v[kbd_ml_][kbd_mi_], KBD_DTYPE(dst), (float)(expr));                             \
-      }                                                                                                          \
-    }                                                                                                            \
+#define KBD_MAP(dst, src, x, r, c, expr)                                                                               \
+  do {                                                                                                                 \
+    KBD__SAME_SHAPE(dst, src);                                                                                         \
+    const kbd_tile_shape kbd_ms_ = KBD__SHAPE(dst);                                                                    \
+    for (int kbd_ml_ = 0; kbd_ml_ < KBD_LANES_HELD; ++kbd_ml_) {                                                       \
+      const int kbd_mt_ = KBD__TID(dst, kbd_ml_);                                                                      \
+      KBD_UNROLL for (int kbd_mi_ = 0; kbd_mi_ < KBD_NPT(dst); ++kbd_mi_) {                                            \
+        const kbd_coord kbd_mc_ = kbd_tile_coord(kbd_ms_, kbd_mt_, kbd_mi_);                                           \
+        const int r = kbd_mc_.row, c = kbd_mc_.col;                                                                    \
+        const float x = kbd_dt_load_f32(&(src).v[kbd_ml_][kbd_mi_], KBD_DTYPE(src));                                   \
+        (void)r;                                                                                                       \
+        (void)c;                                                                                                       \
+        (void)x;                                                                                                       \
+        kbd_dt_store_f32(&(dst).v[kbd_ml_][kbd_mi_], KBD_DTYPE(dst), (float)(expr));                                   \
+      }                                                                                                                \
+    }                                                                                                                  \
   } while (0)
 
 #endif /* KBD_TILE_CORE_H */

@@ -68,15 +68,14 @@ KBD_TILE_FN void kbd_chunk_copy_out(void *mem, const void *frag, int bytes) { me
 
 /* The one routine behind every tile <-> memory move. frag: the tile's v array; mem: element (0,0) of the
  * tensor; the tile's (0,0) lands at tensor (r0, c0). is_smem: shared memory (no masking, poison checks). */
-KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long long nrows, long long ncols,
-                               long long ld, long long r0, long long c0, int store, int is_smem, const char *file,
-                               int line) {
+KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long long nrows, long long ncols, long long ld,
+                               long long r0, long long c0, int store, int is_smem, const char *file, int line) {
   const int es = s.esize;
 #if KBD_MODE_CPU
   const char *what = store ? (is_smem ? "kbd_store_smem" : "kbd_store") : (is_smem ? "kbd_load_smem" : "kbd_load");
   if (nrows > 1 && ld < ncols)
-    kbd_cpu_fault(KBD_ERR_INVALID, file, line, "%s: leading dimension %lld is smaller than the %lld columns", what,
-                  ld, ncols);
+    kbd_cpu_fault(KBD_ERR_INVALID, file, line, "%s: leading dimension %lld is smaller than the %lld columns", what, ld,
+                  ncols);
   {
     const long long rlo = r0 > 0 ? r0 : 0, rhi = r0 + s.rows < nrows ? r0 + s.rows : nrows;
     const long long clo = c0 > 0 ? c0 : 0, chi = c0 + s.cols < ncols ? c0 + s.cols : ncols;
@@ -108,7 +107,8 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
         char *m = mem + ((r0 + e0 / s.cols) * ld + c0 + e0 % s.cols) * es;
         char *f = (char *)frag + (size_t)j * vbytes;
         if (store) {
-          for (int l = 0; l < KBD_WARP_SIZE; ++l) memcpy(m + l * vbytes, f + l * lane_stride, vbytes);
+          for (int l = 0; l < KBD_WARP_SIZE; ++l)
+            memcpy(m + l * vbytes, f + l * lane_stride, vbytes);
         } else {
           if (is_smem)
             for (int k = 0; k < KBD_WARP_SIZE * s.vec; ++k)
@@ -117,7 +117,8 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
                               "%s reads never-written shared memory at tile element (%lld, %lld), byte offset %lld",
                               what, (e0 + k) / s.cols, (e0 + k) % s.cols,
                               (long long)(m + (size_t)k * es - (char *)kbd_cpu_cur->cta->smem));
-          for (int l = 0; l < KBD_WARP_SIZE; ++l) memcpy(f + l * lane_stride, m + l * vbytes, vbytes);
+          for (int l = 0; l < KBD_WARP_SIZE; ++l)
+            memcpy(f + l * lane_stride, m + l * vbytes, vbytes);
         }
       }
       return;
@@ -150,8 +151,8 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
             for (int k = 0; k < s.vec; ++k)
               if (kbd_cpu_is_poison(m + k * es, (size_t)es))
                 kbd_cpu_fault(KBD_ERR_POISON, file, line,
-                              "%s reads never-written shared memory at tile element (%d, %d), byte offset %lld",
-                              what, c.row, c.col + k, (long long)(m + k * es - (char *)kbd_cpu_cur->cta->smem));
+                              "%s reads never-written shared memory at tile element (%d, %d), byte offset %lld", what,
+                              c.row, c.col + k, (long long)(m + k * es - (char *)kbd_cpu_cur->cta->smem));
 #endif
           kbd_chunk_copy_in(f + (size_t)i * es, m, vb);
         }
@@ -189,55 +190,55 @@ template <class P, class E> struct kbd_ptr_ok {
   typedef typename std::remove_cv<typename std::remove_pointer<typename std::decay<P>::type>::type>::type pointee;
   static const bool value = std::is_void<pointee>::value || std::is_same<pointee, E>::value;
 };
-#define KBD__PTR_MATCHES(t, p)                                                                                   \
-  static_assert(kbd_ptr_ok<decltype(p), typename std::remove_reference<decltype((t).v[0][0])>::type>::value,     \
-                "kbd: the pointer's element type must be the tile's dtype (e.g. const kbd_bf16 * for a bf16 "    \
+#define KBD__PTR_MATCHES(t, p)                                                                                         \
+  static_assert(kbd_ptr_ok<decltype(p), typename std::remove_reference<decltype((t).v[0][0])>::type>::value,           \
+                "kbd: the pointer's element type must be the tile's dtype (e.g. const kbd_bf16 * for a bf16 "          \
                 "tile)")
 #else
-#define KBD__PTR_MATCHES(t, p)                                                                                   \
-  KBD_STATIC_ASSERT(__builtin_types_compatible_p(__typeof__(*(p)), __typeof__((t).v[0][0])) ||                  \
-                        __builtin_types_compatible_p(__typeof__(*(p)), void),                                    \
-                    "kbd: the pointer's element type must be the tile's dtype (e.g. const kbd_bf16 * for a bf16 " \
+#define KBD__PTR_MATCHES(t, p)                                                                                         \
+  KBD_STATIC_ASSERT(__builtin_types_compatible_p(__typeof__(*(p)), __typeof__((t).v[0][0])) ||                         \
+                        __builtin_types_compatible_p(__typeof__(*(p)), void),                                          \
+                    "kbd: the pointer's element type must be the tile's dtype (e.g. const kbd_bf16 * for a bf16 "      \
                     "tile)")
 #endif
-#define KBD__1D_ONLY(t)                                                                                          \
+#define KBD__1D_ONLY(t)                                                                                                \
   KBD_STATIC_ASSERT(KBD_ROWS(t) == 1, "kbd: kbd_load/kbd_store are for 1 x N tiles; use kbd_load2d/kbd_store2d")
 
-#define KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, store, smem)                                                   \
-  kbd_tile_move(KBD__SHAPE(t), (t).v, (char *)(p), (long long)(nrows), (long long)(ncols), (long long)(ld),      \
+#define KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, store, smem)                                                         \
+  kbd_tile_move(KBD__SHAPE(t), (t).v, (char *)(p), (long long)(nrows), (long long)(ncols), (long long)(ld),            \
                 (long long)(r0), (long long)(c0), store, smem, __FILE__, __LINE__)
 
-#define kbd_load(t, p, n, start)                                                                                 \
-  do {                                                                                                           \
-    KBD__1D_ONLY(t);                                                                                             \
-    KBD__PTR_MATCHES(t, p);                                                                                      \
-    KBD__MOVE(t, p, 1, n, n, 0, start, 0, 0);                                                                    \
+#define kbd_load(t, p, n, start)                                                                                       \
+  do {                                                                                                                 \
+    KBD__1D_ONLY(t);                                                                                                   \
+    KBD__PTR_MATCHES(t, p);                                                                                            \
+    KBD__MOVE(t, p, 1, n, n, 0, start, 0, 0);                                                                          \
   } while (0)
-#define kbd_store(t, p, n, start)                                                                                \
-  do {                                                                                                           \
-    KBD__1D_ONLY(t);                                                                                             \
-    KBD__PTR_MATCHES(t, p);                                                                                      \
-    KBD__MOVE(t, p, 1, n, n, 0, start, 1, 0);                                                                    \
+#define kbd_store(t, p, n, start)                                                                                      \
+  do {                                                                                                                 \
+    KBD__1D_ONLY(t);                                                                                                   \
+    KBD__PTR_MATCHES(t, p);                                                                                            \
+    KBD__MOVE(t, p, 1, n, n, 0, start, 1, 0);                                                                          \
   } while (0)
-#define kbd_load2d(t, p, nrows, ncols, ld, r0, c0)                                                               \
-  do {                                                                                                           \
-    KBD__PTR_MATCHES(t, p);                                                                                      \
-    KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 0, 0);                                                             \
+#define kbd_load2d(t, p, nrows, ncols, ld, r0, c0)                                                                     \
+  do {                                                                                                                 \
+    KBD__PTR_MATCHES(t, p);                                                                                            \
+    KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 0, 0);                                                                   \
   } while (0)
-#define kbd_store2d(t, p, nrows, ncols, ld, r0, c0)                                                              \
-  do {                                                                                                           \
-    KBD__PTR_MATCHES(t, p);                                                                                      \
-    KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 1, 0);                                                             \
+#define kbd_store2d(t, p, nrows, ncols, ld, r0, c0)                                                                    \
+  do {                                                                                                                 \
+    KBD__PTR_MATCHES(t, p);                                                                                            \
+    KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 1, 0);                                                                   \
   } while (0)
-#define kbd_load_smem(t, s, ld)                                                                                  \
-  do {                                                                                                           \
-    KBD__PTR_MATCHES(t, s);                                                                                      \
-    KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 0, 1);                                                   \
+#define kbd_load_smem(t, s, ld)                                                                                        \
+  do {                                                                                                                 \
+    KBD__PTR_MATCHES(t, s);                                                                                            \
+    KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 0, 1);                                                         \
   } while (0)
-#define kbd_store_smem(t, s, ld)                                                                                 \
-  do {                                                                                                           \
-    KBD__PTR_MATCHES(t, s);                                                                                      \
-    KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 1, 1);                                                   \
+#define kbd_store_smem(t, s, ld)                                                                                       \
+  do {                                                                                                                 \
+    KBD__PTR_MATCHES(t, s);                                                                                            \
+    KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 1, 1);                                                         \
   } while (0)
 
 #endif /* KBD_TILE_IO_H */

@@ -111,8 +111,8 @@ KBD_TILE_FN int32_t kbd_i32_unop(int op, int32_t x) {
 }
 
 /* d[k] = a[k] op b[k] over the n = lanes*npt fragment elements (b == NULL: scalar s instead). */
-KBD_TILE_FN void kbd_tile_binop(void *d, int dd, const void *a, int da, const void *b, int db, float s, int n,
-                                int op, const char *file, int line) {
+KBD_TILE_FN void kbd_tile_binop(void *d, int dd, const void *a, int da, const void *b, int db, float s, int n, int op,
+                                const char *file, int line) {
   const int ed = KBD_DT_SIZE(dd), ea = KBD_DT_SIZE(da), eb = KBD_DT_SIZE(db);
   if (dd == KBD_DT_f32 && da == KBD_DT_f32 && (!b || db == KBD_DT_f32)) {
     /* All-f32 (the common case): plain float loops, which the host compiler vectorises in CPU mode
@@ -156,39 +156,39 @@ KBD_TILE_FN void kbd_tile_unop(void *d, int dd, const void *a, int da, int n, in
 KBD_TILE_FN void kbd_tile_fma(void *d, int dd, const void *a, int da, const void *b, int db, const void *c, int dc,
                               int n) {
   KBD_UNROLL for (int k = 0; k < n; ++k)
-    kbd_dt_store_f32((char *)d + (size_t)k * KBD_DT_SIZE(dd), dd,
-                     fmaf(kbd_dt_load_f32((const char *)a + (size_t)k * KBD_DT_SIZE(da), da),
-                          kbd_dt_load_f32((const char *)b + (size_t)k * KBD_DT_SIZE(db), db),
-                          kbd_dt_load_f32((const char *)c + (size_t)k * KBD_DT_SIZE(dc), dc)));
+      kbd_dt_store_f32((char *)d + (size_t)k * KBD_DT_SIZE(dd), dd,
+                       fmaf(kbd_dt_load_f32((const char *)a + (size_t)k * KBD_DT_SIZE(da), da),
+                            kbd_dt_load_f32((const char *)b + (size_t)k * KBD_DT_SIZE(db), db),
+                            kbd_dt_load_f32((const char *)c + (size_t)k * KBD_DT_SIZE(dc), dc)));
 }
 
 #define KBD__N(t) (KBD_LANES_HELD * KBD_NPT(t))
-#define KBD__FLOAT_ONLY(d, opname)                                                                               \
-  KBD_STATIC_ASSERT(KBD_DT_IS_FLOAT(KBD_DTYPE(d)), "kbd: " opname " needs a floating-point destination tile "    \
+#define KBD__FLOAT_ONLY(d, opname)                                                                                     \
+  KBD_STATIC_ASSERT(KBD_DT_IS_FLOAT(KBD_DTYPE(d)), "kbd: " opname " needs a floating-point destination tile "          \
                                                    "(f32, f16, bf16, e4m3, e5m2), not i32")
 
-#define KBD__BIN(d, a, b, op)                                                                                    \
-  do {                                                                                                           \
-    KBD__SAME_SHAPE(d, a);                                                                                       \
-    KBD__SAME_SHAPE(d, b);                                                                                       \
-    kbd_tile_binop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), (b).v, KBD_DTYPE(b), 0.0f, KBD__N(d), op, __FILE__,  \
-                   __LINE__);                                                                                    \
+#define KBD__BIN(d, a, b, op)                                                                                          \
+  do {                                                                                                                 \
+    KBD__SAME_SHAPE(d, a);                                                                                             \
+    KBD__SAME_SHAPE(d, b);                                                                                             \
+    kbd_tile_binop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), (b).v, KBD_DTYPE(b), 0.0f, KBD__N(d), op, __FILE__,       \
+                   __LINE__);                                                                                          \
   } while (0)
-#define KBD__BIN_S(d, a, s, op)                                                                                  \
-  do {                                                                                                           \
-    KBD__SAME_SHAPE(d, a);                                                                                       \
-    kbd_tile_binop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), NULL, KBD_DTYPE(a), (float)(s), KBD__N(d), op,      \
-                   __FILE__, __LINE__);                                                                          \
+#define KBD__BIN_S(d, a, s, op)                                                                                        \
+  do {                                                                                                                 \
+    KBD__SAME_SHAPE(d, a);                                                                                             \
+    kbd_tile_binop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), NULL, KBD_DTYPE(a), (float)(s), KBD__N(d), op, __FILE__,  \
+                   __LINE__);                                                                                          \
   } while (0)
-#define KBD__UN(d, a, op)                                                                                        \
-  do {                                                                                                           \
-    KBD__SAME_SHAPE(d, a);                                                                                       \
-    kbd_tile_unop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), KBD__N(d), op);                                      \
+#define KBD__UN(d, a, op)                                                                                              \
+  do {                                                                                                                 \
+    KBD__SAME_SHAPE(d, a);                                                                                             \
+    kbd_tile_unop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), KBD__N(d), op);                                            \
   } while (0)
-#define KBD__UNF(d, a, op, name)                                                                                 \
-  do {                                                                                                           \
-    KBD__FLOAT_ONLY(d, name);                                                                                    \
-    KBD__UN(d, a, op);                                                                                           \
+#define KBD__UNF(d, a, op, name)                                                                                       \
+  do {                                                                                                                 \
+    KBD__FLOAT_ONLY(d, name);                                                                                          \
+    KBD__UN(d, a, op);                                                                                                 \
   } while (0)
 
 #define kbd_add(d, a, b) KBD__BIN(d, a, b, KBD_OP_ADD)
@@ -215,20 +215,20 @@ KBD_TILE_FN void kbd_tile_fma(void *d, int dd, const void *a, int da, const void
 #define kbd_gelu(d, a) KBD__UNF(d, a, KBD_OP_GELU, "kbd_gelu")
 #define kbd_convert(d, a) KBD__UN(d, a, KBD_OP_COPY)
 
-#define kbd_fma(d, a, b, c)                                                                                      \
-  do {                                                                                                           \
-    KBD__FLOAT_ONLY(d, "kbd_fma");                                                                               \
-    KBD__SAME_SHAPE(d, a);                                                                                       \
-    KBD__SAME_SHAPE(d, b);                                                                                       \
-    KBD__SAME_SHAPE(d, c);                                                                                       \
-    kbd_tile_fma((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), (b).v, KBD_DTYPE(b), (c).v, KBD_DTYPE(c), KBD__N(d)); \
+#define kbd_fma(d, a, b, c)                                                                                            \
+  do {                                                                                                                 \
+    KBD__FLOAT_ONLY(d, "kbd_fma");                                                                                     \
+    KBD__SAME_SHAPE(d, a);                                                                                             \
+    KBD__SAME_SHAPE(d, b);                                                                                             \
+    KBD__SAME_SHAPE(d, c);                                                                                             \
+    kbd_tile_fma((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), (b).v, KBD_DTYPE(b), (c).v, KBD_DTYPE(c), KBD__N(d));       \
   } while (0)
 
 /* d = s everywhere (s converted to d's dtype: RNE for floats, saturating RNE for i32). */
-#define kbd_fill(d, s)                                                                                           \
-  do {                                                                                                           \
-    const float kbd_fs_ = (float)(s);                                                                            \
-    KBD__FOR_FRAG(d, kbd_fl_, kbd_fi_) kbd_dt_store_f32(&(d).v[kbd_fl_][kbd_fi_], KBD_DTYPE(d), kbd_fs_);        \
+#define kbd_fill(d, s)                                                                                                 \
+  do {                                                                                                                 \
+    const float kbd_fs_ = (float)(s);                                                                                  \
+    KBD__FOR_FRAG(d, kbd_fl_, kbd_fi_) kbd_dt_store_f32(&(d).v[kbd_fl_][kbd_fi_], KBD_DTYPE(d), kbd_fs_);              \
   } while (0)
 #define kbd_zero(d) memset((d).v, 0, sizeof((d).v))
 

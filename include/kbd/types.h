@@ -36,7 +36,8 @@ typedef struct kbd_e5m2 {
 #define KBD_DT_i32 6
 
 /* Bytes of one element of dtype id `dt` (compile-time constant when dt is). */
-#define KBD_DT_SIZE(dt) ((dt) == KBD_DT_f32 || (dt) == KBD_DT_i32 ? 4 : (dt) == KBD_DT_f16 || (dt) == KBD_DT_bf16 ? 2 : 1)
+#define KBD_DT_SIZE(dt)                                                                                                \
+  ((dt) == KBD_DT_f32 || (dt) == KBD_DT_i32 ? 4 : (dt) == KBD_DT_f16 || (dt) == KBD_DT_bf16 ? 2 : 1)
 #define KBD_DT_IS_FLOAT(dt) ((dt) != KBD_DT_i32)
 #define KBD_DT_VALID(dt) ((dt) >= KBD_DT_f32 && (dt) <= KBD_DT_i32)
 

@@ -126,7 +126,8 @@ static inline int kbd_stack_pool_init(kbd_stack_pool *p, size_t count, size_t by
     p->base = NULL;
     return 0;
   }
-  for (size_t i = 0; i < count; ++i) mprotect(p->base + i * (each + page), page, PROT_NONE);
+  for (size_t i = 0; i < count; ++i)
+    mprotect(p->base + i * (each + page), page, PROT_NONE);
 #else
   p->base = (unsigned char *)malloc(p->total);
   if (!p->base) return 0;

@@ -20,10 +20,10 @@
 #if KBD_MODE_CPU
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,9 +86,9 @@ typedef struct kbd_cpu_cta {
   kbd_fiber sched;
   kbd_stack_pool stacks;
   struct kbd_cpu_cta *next; /* free list of recycled block states */
-  unsigned char *smem; /* KBD_MAX_SMEM_BYTES, 1024-byte aligned */
-  size_t dyn_bytes;    /* dynamic shared memory sits at offset 0 */
-  size_t smem_top;     /* end of dynamic + static allocations */
+  unsigned char *smem;      /* KBD_MAX_SMEM_BYTES, 1024-byte aligned */
+  size_t dyn_bytes;         /* dynamic shared memory sits at offset 0 */
+  size_t smem_top;          /* end of dynamic + static allocations */
   int nstatics;
   kbd_cpu_static statics[KBD_CPU_MAX_STATICS];
   kbd_cpu_barrier bars[KBD_NUM_NAMED_BARRIERS];
@@ -156,7 +156,8 @@ static inline void kbd_cpu_record(kbd_cpu_cta *cta, kbd_code code, const char *t
   if (cta->linear < L->fail_block) {
     __atomic_store_n(&L->fail_block, cta->linear, __ATOMIC_RELEASE);
     char suffix[160];
-    const int ns = snprintf(suffix, sizeof suffix, " [kernel %s, block (%u,%u,%u)]", L->name, cta->bx, cta->by, cta->bz);
+    const int ns =
+        snprintf(suffix, sizeof suffix, " [kernel %s, block (%u,%u,%u)]", L->name, cta->bx, cta->by, cta->bz);
     /* The text is cut, never the suffix that says where it happened. */
     L->status = kbd_status_make(code, "%.*s%s", (int)(KBD_STATUS_MSG_LEN - 1 - ns), text, suffix);
   }
@@ -166,7 +167,7 @@ static inline void kbd_cpu_record(kbd_cpu_cta *cta, kbd_code code, const char *t
 
 /* Report a fault in the running warp and stop it; the launch returns `code`. Never returns. */
 KBD_NORETURN KBD_PRINTF(4, 5) static inline void kbd_cpu_fault(kbd_code code, const char *file, int line,
-                                                              const char *fmt, ...) {
+                                                               const char *fmt, ...) {
   char text[KBD_STATUS_MSG_LEN];
   kbd_cpu_warp *w = kbd_cpu_cur;
   int n = snprintf(text, sizeof text, "%s:%d: ", file, line);
@@ -262,7 +263,8 @@ static inline size_t kbd_cpu_describe(const kbd_cpu_cta *cta, char *text, size_t
       }
       int j = i + 1;
       if (pass == 1)
-        while (j < cta->nwarps && kbd_cpu_warp_wait(cta, j, next, sizeof next) && strcmp(what, next) == 0) ++j;
+        while (j < cta->nwarps && kbd_cpu_warp_wait(cta, j, next, sizeof next) && strcmp(what, next) == 0)
+          ++j;
       if (j == i + 1)
         n += (size_t)snprintf(text + n, cap - n, " warp %d %s", i, what);
       else
@@ -284,7 +286,8 @@ static inline void kbd_cpu_deadlock(kbd_cpu_cta *cta) {
 static inline void kbd_cpu_poison(unsigned char *p, size_t off, size_t bytes) {
   /* The pattern depends on the address (even byte 0xBF, odd byte 0x7F), so any aligned element of any
    * size sees the same bits as a 0x7FBF7FBF word would give it. */
-  for (size_t i = off; i < off + bytes; ++i) p[i] = (i & 1) ? 0x7F : 0xBF;
+  for (size_t i = off; i < off + bytes; ++i)
+    p[i] = (i & 1) ? 0x7F : 0xBF;
 }
 
 static inline void kbd_cpu_cta_start(kbd_cpu_cta *cta, unsigned long long b) {
@@ -340,7 +343,8 @@ static inline int kbd_cpu_cta_step(kbd_cpu_cta *cta) {
     if (cta->failed) return KBD_CPU_CTA_FAILED;
     if (w->spinning) {
       int runnable = 0;
-      for (int k = 0; k < cta->nwarps; ++k) runnable += cta->warps[k].state == KBD_CPU_W_READY;
+      for (int k = 0; k < cta->nwarps; ++k)
+        runnable += cta->warps[k].state == KBD_CPU_W_READY;
       if (++cta->spins >= runnable) {
         cta->spins = 0;
         if (worked) __atomic_fetch_add(&cta->L->progress, 1ull, __ATOMIC_RELEASE);
@@ -515,7 +519,8 @@ static inline void *kbd_cpu_worker(void *arg) {
                      __atomic_load_n(&L->live_workers, __ATOMIC_ACQUIRE) &&
                  kbd_cpu_ms_since(&t0) > (double)L->spin_timeout_ms) {
         kbd_cpu_cross_deadlock(act, nact);
-        for (int a = 0; a < nact; ++a) kbd_cpu_cta_free(act[a]);
+        for (int a = 0; a < nact; ++a)
+          kbd_cpu_cta_free(act[a]);
         nact = 0;
         break;
       }
@@ -524,7 +529,8 @@ static inline void *kbd_cpu_worker(void *arg) {
   }
   if (stalled_flag) __atomic_fetch_sub(&L->stalled_workers, 1, __ATOMIC_ACQ_REL);
   __atomic_fetch_sub(&L->live_workers, 1, __ATOMIC_ACQ_REL);
-  for (int a = 0; a < nact; ++a) kbd_cpu_cta_free(act[a]);
+  for (int a = 0; a < nact; ++a)
+    kbd_cpu_cta_free(act[a]);
   kbd_cpu_cta_free(spare);
   if (oom) {
     pthread_mutex_lock(&L->mu);
@@ -574,7 +580,8 @@ static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int th
       L.live_workers = 1;
       kbd_cpu_worker(&L);
     }
-    for (unsigned long long i = 0; i < started; ++i) pthread_join(tid[i], NULL);
+    for (unsigned long long i = 0; i < started; ++i)
+      pthread_join(tid[i], NULL);
   }
   pthread_mutex_destroy(&L.mu);
   if (!kbd_ok(L.status) && kbd_cpu_env_long("KBD_CPU_QUIET", 0) == 0)
@@ -737,8 +744,7 @@ static inline int kbd_cpu_unregister(void *p) {
  * must lie wholly inside it - the GPU would fault or silently touch a neighbour. Memory kbd did not
  * allocate (a host array) is not checked. Allocation and free happen on the host between launches, so
  * the registry is read here without the lock. */
-static inline void kbd_cpu_check_global(const void *lo, const void *hi, const char *file, int line,
-                                        const char *what) {
+static inline void kbd_cpu_check_global(const void *lo, const void *hi, const char *file, int line, const char *what) {
   uintptr_t a = (uintptr_t)lo, b = (uintptr_t)hi;
   for (size_t i = 0; i < kbd_cpu_allocs.n; ++i) {
     const kbd_cpu_alloc *r = &kbd_cpu_allocs.v[i];

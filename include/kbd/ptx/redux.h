@@ -9,7 +9,8 @@
  *
  * Only the nvcc device pass sees the wrappers. The f32 forms exist only when compiling for sm_100a
  * (KBD_SM100A, and nvcc's host pass, which only parses device code); a device pass for any other arch
- * fails to compile with an error naming the requirement (kbd_ptx_redux_sync_max_f32_requires_sm_100a_build). The arch-neutral kbd reductions (kbd/reduce.h) pick them automatically.
+ * fails to compile with an error naming the requirement (kbd_ptx_redux_sync_max_f32_requires_sm_100a_build). The
+ * arch-neutral kbd reductions (kbd/reduce.h) pick them automatically.
  */
 #ifndef KBD_PTX_REDUX_H
 #define KBD_PTX_REDUX_H

@@ -73,7 +73,8 @@ static inline void kbd_cpu_shfl_bfly_full_(uint32_t d[32], const uint32_t old[32
   case 8: KBD__BFLY_BLOCKS(8);
   case 16: KBD__BFLY_BLOCKS(16);
   default:
-    for (uint32_t lane = 0; lane < 32; ++lane) d[lane] = old[lane ^ bv];
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      d[lane] = old[lane ^ bv];
     return;
   }
 #undef KBD__BFLY_BLOCKS
@@ -142,7 +143,8 @@ static inline void kbd_cpu_shfl_sync(int mode, uint32_t d[32], const uint32_t a[
       return;
     default: {
       const uint32_t v = a[bv];
-      for (int lane = 0; lane < 32; ++lane) d[lane] = v;
+      for (int lane = 0; lane < 32; ++lane)
+        d[lane] = v;
       return;
     }
     }
@@ -156,10 +158,22 @@ static inline void kbd_cpu_shfl_sync(int mode, uint32_t d[32], const uint32_t a[
     int32_t j;
     int pval;
     switch (mode) {
-    case KBD_SHFL_UP: j = (int32_t)lane - (int32_t)bval; pval = j >= (int32_t)maxlane; break;
-    case KBD_SHFL_DOWN: j = (int32_t)(lane + bval); pval = j <= (int32_t)maxlane; break;
-    case KBD_SHFL_BFLY: j = (int32_t)(lane ^ bval); pval = j <= (int32_t)maxlane; break;
-    default: j = (int32_t)(minlane | (bval & ~segmask)); pval = j <= (int32_t)maxlane; break;
+    case KBD_SHFL_UP:
+      j = (int32_t)lane - (int32_t)bval;
+      pval = j >= (int32_t)maxlane;
+      break;
+    case KBD_SHFL_DOWN:
+      j = (int32_t)(lane + bval);
+      pval = j <= (int32_t)maxlane;
+      break;
+    case KBD_SHFL_BFLY:
+      j = (int32_t)(lane ^ bval);
+      pval = j <= (int32_t)maxlane;
+      break;
+    default:
+      j = (int32_t)(minlane | (bval & ~segmask));
+      pval = j <= (int32_t)maxlane;
+      break;
     }
     if (!pval) j = (int32_t)lane;
     if (!(membermask >> lane & 1u)) continue; /* a lane outside the mask does not execute */
