@@ -543,6 +543,82 @@ static inline void *kbd_cpu_worker(void *arg) {
   return NULL;
 }
 
+/* ---- host threads ------------------------------------------------------------------------------------ */
+
+/* A pool of host threads kept between launches: creating and joining pthreads cost 60-80 us per thread
+ * per launch, more than a small kernel's whole run. The launching thread is always worker 0; a launch
+ * that finds the pool busy (another host thread is launching) creates its own threads. The pool belongs
+ * to one process: after fork() the child starts a fresh one. */
+typedef struct kbd_cpu_pool {
+  pthread_mutex_t mu;
+  pthread_cond_t go, done;
+  long pid;              /* process that owns the threads */
+  int nthreads;          /* pool threads alive */
+  int busy;              /* a launch is using the pool */
+  unsigned long gen;     /* job generation */
+  int want, taken, running;
+  kbd_cpu_launch *job;
+} kbd_cpu_pool;
+
+KBD_WEAK kbd_cpu_pool kbd_cpu_pool_g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                                        PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, NULL};
+
+static inline void *kbd_cpu_pool_main(void *arg) {
+  kbd_cpu_pool *P = (kbd_cpu_pool *)arg;
+  pthread_mutex_lock(&P->mu);
+  unsigned long seen = 0;
+  for (;;) {
+    while (P->gen == seen) pthread_cond_wait(&P->go, &P->mu);
+    seen = P->gen;
+    if (P->taken >= P->want) continue;
+    P->taken++;
+    kbd_cpu_launch *L = P->job;
+    pthread_mutex_unlock(&P->mu);
+    kbd_cpu_worker(L);
+    pthread_mutex_lock(&P->mu);
+    if (--P->running == 0) pthread_cond_broadcast(&P->done);
+  }
+  return NULL;
+}
+
+/* Run L on the calling thread plus `extra` pool threads. Returns 0 (nothing run) if the pool is busy. */
+static inline int kbd_cpu_pool_run(kbd_cpu_launch *L, int extra) {
+  kbd_cpu_pool *P = &kbd_cpu_pool_g;
+  if (P->pid != (long)getpid()) { /* first use, or a child after fork(): the threads are not ours */
+    const kbd_cpu_pool fresh = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                                (long)getpid(), 0, 0, 0, 0, 0, 0, NULL};
+    *P = fresh;
+  }
+  pthread_mutex_lock(&P->mu);
+  if (P->busy) {
+    pthread_mutex_unlock(&P->mu);
+    return 0;
+  }
+  while (P->nthreads < extra) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, kbd_cpu_pool_main, P) != 0) break;
+    pthread_detach(t);
+    P->nthreads++;
+  }
+  if (extra > P->nthreads) extra = P->nthreads;
+  P->busy = 1;
+  P->job = L;
+  P->want = extra;
+  P->taken = 0;
+  P->running = extra;
+  L->live_workers = extra + 1;
+  P->gen++;
+  pthread_cond_broadcast(&P->go);
+  pthread_mutex_unlock(&P->mu);
+  kbd_cpu_worker(L);
+  pthread_mutex_lock(&P->mu);
+  while (P->running > 0) pthread_cond_wait(&P->done, &P->mu);
+  P->busy = 0;
+  P->job = NULL;
+  pthread_mutex_unlock(&P->mu);
+  return 1;
+}
+
 /* Run a kernel on the CPU machine. Synchronous: returns when every block has ended or one failed. */
 static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int threads, kbd_cpu_entry entry,
                                                const void *params, const char *name) {
@@ -569,6 +645,8 @@ static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int th
   if (nw <= 1) {
     L.live_workers = 1;
     kbd_cpu_worker(&L);
+  } else if (kbd_cpu_pool_run(&L, (int)nw - 1)) {
+    /* ran on this thread + the pool */
   } else {
     pthread_t tid[256];
     unsigned long long started = 0;
