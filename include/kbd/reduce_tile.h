@@ -174,26 +174,6 @@ KBD_HD int kbd_rt_index(kbd_rt_plan p, int tid, int k) {
 #define KBD__RT_LANE(l) ((int)(threadIdx.x & 31u) + 0 * (l))
 #endif
 
-/* y = shfl.sync.<mode>.b32 of x over the whole warp (x, y: the KBD_LANES_HELD values of one slot). */
-KBD_TILE_FN void kbd_rt_shfl_(int mode, uint32_t *y, const uint32_t *x, uint32_t b, uint32_t c, const char *file,
-                              int line) {
-#if KBD_DEVICE_PASS
-  (void)file;
-  (void)line;
-  if (mode == KBD_SHFL_BFLY)
-    y[0] = kbd_ptx_shfl_sync_bfly_b32(x[0], b, c, KBD_SHFL_FULL);
-  else if (mode == KBD_SHFL_UP)
-    y[0] = kbd_ptx_shfl_sync_up_b32(x[0], b, c, KBD_SHFL_FULL);
-  else
-    y[0] = kbd_ptx_shfl_sync_idx_b32(x[0], b, c, KBD_SHFL_FULL);
-#elif KBD_MODE_CPU
-  kbd_cpu_shfl_sync(mode, y, x, NULL, b, c, KBD_SHFL_FULL, file, line);
-#else
-  (void)mode, (void)b, (void)c, (void)file, (void)line; /* nvcc host pass: never executed */
-  y[0] = x[0];
-#endif
-}
-
 /* Elements of fragment `frag` (dtype dt, npt per lane) as f32 / i32 bits. */
 KBD_TILE_FN uint32_t kbd_rt_load_(const void *frag, int dt, int fl, int npt, int l, int i) {
   const char *q = (const char *)frag + ((size_t)l * (size_t)npt + (size_t)i) * (size_t)KBD_DT_SIZE(dt);
@@ -235,7 +215,7 @@ KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op,
   KBD_UNROLL for (int b = p.lo; b < p.hi; ++b) {
     KBD_UNROLL for (int k = 0; k < p.nslot; ++k) {
       uint32_t y[KBD_LANES_HELD];
-      kbd_rt_shfl_(KBD_SHFL_BFLY, y, &acc[k * L], 1u << b, KBD_SHFL_C, file, line);
+      kbd_warp_shfl_b32(KBD_SHFL_BFLY, y, &acc[k * L], 1u << b, KBD_SHFL_C, file, line);
       for (int l = 0; l < L; ++l)
         acc[k * L + l] = kbd_red_op_b32(op, fl, acc[k * L + l], y[l]);
     }
@@ -297,16 +277,16 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
       r[l] = a;
     }
     KBD_UNROLL for (int dl = 1; dl < gw; dl <<= 1) {
-      kbd_rt_shfl_(KBD_SHFL_UP, y, r, (uint32_t)dl, KBD_SHFL_C_UP, file, line);
+      kbd_warp_shfl_b32(KBD_SHFL_UP, y, r, (uint32_t)dl, KBD_SHFL_C_UP, file, line);
       for (int l = 0; l < L; ++l)
         if ((KBD__RT_LANE(l) & (gw - 1)) >= dl) r[l] = kbd_red_op_b32(op, fl, y[l], r[l]);
     }
     if (gw > 1) {
-      kbd_rt_shfl_(KBD_SHFL_UP, y, r, 1u, KBD_SHFL_C_UP, file, line);
+      kbd_warp_shfl_b32(KBD_SHFL_UP, y, r, 1u, KBD_SHFL_C_UP, file, line);
       for (int l = 0; l < L; ++l)
         ex[j * L + l] = (KBD__RT_LANE(l) & (gw - 1)) == 0 ? pad : y[l];
-      kbd_rt_shfl_(KBD_SHFL_IDX, &gt[j * L], r, (uint32_t)(gw - 1), ((uint32_t)(32 - gw) << 8) | KBD_SHFL_C, file,
-                   line);
+      kbd_warp_shfl_b32(KBD_SHFL_IDX, &gt[j * L], r, (uint32_t)(gw - 1), ((uint32_t)(32 - gw) << 8) | KBD_SHFL_C, file,
+                        line);
     } else {
       for (int l = 0; l < L; ++l) {
         ex[j * L + l] = pad;

@@ -29,23 +29,7 @@
 
 /* x <- shfl.sync.<mode>.b32 of x, whole warp (c chosen per mode as in CUDA's __shfl_*_sync). */
 KBD_TILE_FN kbd_lanes_b32 kbd_lanes_shfl_b32_(int mode, kbd_lanes_b32 x, uint32_t b, const char *file, int line) {
-  const uint32_t c = mode == KBD_SHFL_UP ? KBD_SHFL_C_UP : KBD_SHFL_C;
-#if KBD_DEVICE_PASS
-  (void)file;
-  (void)line;
-  if (mode == KBD_SHFL_UP)
-    x.v[0] = kbd_ptx_shfl_sync_up_b32(x.v[0], b, c, KBD_SHFL_FULL);
-  else if (mode == KBD_SHFL_IDX)
-    x.v[0] = kbd_ptx_shfl_sync_idx_b32(x.v[0], b, c, KBD_SHFL_FULL);
-  else if (mode == KBD_SHFL_DOWN)
-    x.v[0] = kbd_ptx_shfl_sync_down_b32(x.v[0], b, c, KBD_SHFL_FULL);
-  else
-    x.v[0] = kbd_ptx_shfl_sync_bfly_b32(x.v[0], b, c, KBD_SHFL_FULL);
-#elif KBD_MODE_CPU
-  kbd_cpu_shfl_sync(mode, x.v, x.v, NULL, b, c, KBD_SHFL_FULL, file, line);
-#else
-  (void)mode, (void)b, (void)c, (void)file, (void)line;
-#endif
+  kbd_warp_shfl_b32(mode, x.v, x.v, b, mode == KBD_SHFL_UP ? KBD_SHFL_C_UP : KBD_SHFL_C, file, line);
   return x;
 }
 

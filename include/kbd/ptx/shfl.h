@@ -185,4 +185,30 @@ static inline void kbd_cpu_shfl_sync(int mode, uint32_t d[32], const uint32_t a[
 }
 #endif /* KBD_MODE_CPU */
 
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+/* y = shfl.sync.<mode>.b32 of x over the whole warp, lane operand b, c operand c: the ONE dispatch between
+ * the PTX wrappers and their emulation, used by scans and tile reductions alike. x and y hold the values
+ * the caller holds (the thread's one on the GPU, the warp's 32 on the CPU); y may be x. */
+KBD_DEV void kbd_warp_shfl_b32(int mode, uint32_t *y, const uint32_t *x, uint32_t b, uint32_t c, const char *file,
+                               int line) {
+#if KBD_DEVICE_PASS
+  (void)file;
+  (void)line;
+  if (mode == KBD_SHFL_UP)
+    y[0] = kbd_ptx_shfl_sync_up_b32(x[0], b, c, KBD_SHFL_FULL);
+  else if (mode == KBD_SHFL_DOWN)
+    y[0] = kbd_ptx_shfl_sync_down_b32(x[0], b, c, KBD_SHFL_FULL);
+  else if (mode == KBD_SHFL_IDX)
+    y[0] = kbd_ptx_shfl_sync_idx_b32(x[0], b, c, KBD_SHFL_FULL);
+  else
+    y[0] = kbd_ptx_shfl_sync_bfly_b32(x[0], b, c, KBD_SHFL_FULL);
+#elif KBD_MODE_CPU
+  kbd_cpu_shfl_sync(mode, y, x, NULL, b, c, KBD_SHFL_FULL, file, line);
+#else
+  (void)mode, (void)b, (void)c, (void)file, (void)line; /* nvcc host pass: never executed */
+  y[0] = x[0];
+#endif
+}
+#endif
+
 #endif /* KBD_PTX_SHFL_H */
