@@ -16,7 +16,10 @@
  *
  * Per-thread vs per-warp: loads and stores are idempotent, so warp-uniform code may call them (32 lanes
  * load the same word on the GPU, the warp once on the CPU). Atomics are not: an atomic in plain kernel
- * code would run 32 times on the GPU and once per warp on the CPU. Wrap them in KBD_ONE_LANE.
+ * code would run 32 times on the GPU and once per warp on the CPU, so the CPU machine rejects it
+ * (KBD_ERR_ISSUE). Put atomics in KBD_FOR_LANES (one per lane), KBD_ELECT_ONE or KBD_ONE_LANE (one per
+ * warp). Polls: an acquire load or atomic that keeps returning the same value is a scheduling point on
+ * the CPU machine, so a hand-written spin is reported as a deadlock when nothing can end it.
  *
  * Progress between blocks: the GPU does not promise that a block waiting for a later block is ever
  * co-resident with it; take block order from an atomic ticket (KBD_ONE_LANE + kbd_atomic_add_u32) so a
@@ -29,117 +32,23 @@
 
 #include "config.h"
 
-#if KBD_MODE_CPU
-#include <string.h>
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+#include "hw.h"
 
-#include "cpu/machine.h"
-
-KBD_DEV uint32_t kbd_ld_acquire_u32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-KBD_DEV uint64_t kbd_ld_acquire_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-KBD_DEV void kbd_st_release_u32(uint32_t *p, uint32_t v) {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-  kbd_cpu_note_progress();
-}
-KBD_DEV void kbd_st_release_u64(uint64_t *p, uint64_t v) {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-  kbd_cpu_note_progress();
-}
-KBD_DEV uint32_t kbd_atomic_add_u32(uint32_t *p, uint32_t v) {
-  uint32_t old = __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-  kbd_cpu_note_progress();
-  return old;
-}
-KBD_DEV uint32_t kbd_atomic_add_acq_rel_u32(uint32_t *p, uint32_t v) {
-  uint32_t old = __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
-  kbd_cpu_note_progress();
-  return old;
-}
-KBD_DEV uint64_t kbd_atomic_add_u64(uint64_t *p, uint64_t v) {
-  uint64_t old = __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-  kbd_cpu_note_progress();
-  return old;
-}
-KBD_DEV float kbd_atomic_add_f32(float *p, float v) {
-  uint32_t *u = (uint32_t *)(void *)p, old = __atomic_load_n(u, __ATOMIC_RELAXED), nu;
-  do {
-    float f, g;
-    memcpy(&f, &old, 4);
-    g = f + v;
-    memcpy(&nu, &g, 4);
-  } while (!__atomic_compare_exchange_n(u, &old, nu, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-  kbd_cpu_note_progress();
-  float r;
-  memcpy(&r, &old, 4);
-  return r;
-}
+#define kbd_ld_acquire_u32(p) kbd_hw_ld_acquire_u32((p), KBD_SITE)
+#define kbd_ld_acquire_u64(p) kbd_hw_ld_acquire_u64((p), KBD_SITE)
+#define kbd_st_release_u32(p, v) kbd_hw_st_release_u32((p), (v), KBD_SITE)
+#define kbd_st_release_u64(p, v) kbd_hw_st_release_u64((p), (v), KBD_SITE)
+#define kbd_atomic_add_u32(p, v) kbd_hw_atomic_add_u32((p), (v), KBD_SITE)
+#define kbd_atomic_add_acq_rel_u32(p, v) kbd_hw_atomic_add_acq_rel_u32((p), (v), KBD_SITE)
+#define kbd_atomic_add_u64(p, v) kbd_hw_atomic_add_u64((p), (v), KBD_SITE)
+#define kbd_atomic_add_f32(p, v) kbd_hw_atomic_add_f32((p), (v), KBD_SITE)
 #define KBD_SPIN_UNTIL(cond)                                                                                           \
   do {                                                                                                                 \
     while (!(cond))                                                                                                    \
-      kbd_cpu_spin(__FILE__, __LINE__);                                                                                \
+      kbd_hw_poll_wait(KBD_SITE);                                                                                      \
   } while (0)
-#define KBD_ONE_LANE(type, var, expr) type var = (expr)
-
-#elif KBD_MODE_CUDA
-
-/* ld.acquire.gpu.global.u32 d, [a]; */
-KBD_DEV uint32_t kbd_ld_acquire_u32(const uint32_t *p) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-/* ld.acquire.gpu.global.u64 d, [a]; */
-KBD_DEV uint64_t kbd_ld_acquire_u64(const uint64_t *p) {
-  unsigned long long v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return (uint64_t)v;
-}
-/* st.release.gpu.global.u32 [a], b; */
-KBD_DEV void kbd_st_release_u32(uint32_t *p, uint32_t v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-/* st.release.gpu.global.u64 [a], b; */
-KBD_DEV void kbd_st_release_u64(uint64_t *p, uint64_t v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"((unsigned long long)v) : "memory");
-}
-/* atom.global.add.u32 d, [a], b; */
-KBD_DEV uint32_t kbd_atomic_add_u32(uint32_t *p, uint32_t v) {
-  uint32_t old;
-  asm volatile("atom.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
-/* atom.acq_rel.gpu.global.add.u32 d, [a], b; - orders this thread's earlier writes before, and later
- * reads after, the atomic (the "last block done" pattern). */
-KBD_DEV uint32_t kbd_atomic_add_acq_rel_u32(uint32_t *p, uint32_t v) {
-  uint32_t old;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
-/* atom.global.add.u64 d, [a], b; */
-KBD_DEV uint64_t kbd_atomic_add_u64(uint64_t *p, uint64_t v) {
-  unsigned long long old;
-  asm volatile("atom.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"((unsigned long long)v) : "memory");
-  return (uint64_t)old;
-}
-/* atom.global.add.f32 d, [a], b; */
-KBD_DEV float kbd_atomic_add_f32(float *p, float v) {
-  float old;
-  asm volatile("atom.global.add.f32 %0, [%1], %2;" : "=f"(old) : "l"(p), "f"(v) : "memory");
-  return old;
-}
-/* nanosleep.u32 backs the poll off so spinning warps leave issue slots and L2 bandwidth to the block
- * they wait for. */
-#define KBD_SPIN_UNTIL(cond)                                                                                           \
-  do {                                                                                                                 \
-    while (!(cond))                                                                                                    \
-      __nanosleep(32);                                                                                                 \
-  } while (0)
-#define KBD_ONE_LANE(type, var, expr)                                                                                  \
-  type var;                                                                                                            \
-  do {                                                                                                                 \
-    type kbd_one_ = (type)0;                                                                                           \
-    if ((threadIdx.x & 31u) == 0) kbd_one_ = (expr);                                                                   \
-    var = __shfl_sync(0xffffffffu, kbd_one_, 0);                                                                       \
-  } while (0)
+#define KBD_ONE_LANE(type, var, expr) KBD_HW_ONE_LANE(type, var, expr)
 #endif
 
 #endif /* KBD_ATOMIC_H */

@@ -92,6 +92,13 @@
 #error "kbd needs a GNU-compatible compiler (gcc, clang, nvcc's host compiler)"
 #endif
 
+/* The call site every kbd primitive takes last, so the CPU twin can report the user's file:line; the GPU
+ * twin ignores it and, being inlined, costs nothing. Public macros pass KBD_SITE. */
+#define KBD_SITE __FILE__, __LINE__
+#define KBD_SITE_PARAMS const char *kbd_file_, int kbd_line_
+#define KBD_SITE_ARGS kbd_file_, kbd_line_
+#define KBD_SITE_UNUSED ((void)kbd_file_, (void)kbd_line_)
+
 #define KBD_STR_(x) #x
 #define KBD_STR(x) KBD_STR_(x)
 #define KBD_CAT_(a, b) a##b

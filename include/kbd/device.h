@@ -200,25 +200,23 @@ KBD_TILE_FN void kbd_dev_prefix_(void *x, int n, uint32_t c, int op, int fl) {
 }
 
 /* 1 if every lane's value is nonzero: vote.sync.all.pred. */
-KBD_TILE_FN int kbd_dev_all_nonzero_(kbd_lanes_b32 x) {
-#if KBD_MODE_CPU
-  for (int l = 0; l < 32; ++l)
-    if (!x.v[l]) return 0;
-  return 1;
-#else
-  return __all_sync(0xffffffffu, x.v[0] != 0);
-#endif
+KBD_TILE_FN int kbd_dev_all_nonzero_(kbd_lanes_b32 x, const char *file, int line) {
+  int pred[KBD_LANES_HELD];
+  for (int l = 0; l < KBD_LANES_HELD; ++l)
+    pred[l] = x.v[l] != 0;
+  return kbd_hw_vote_all(pred, file, line);
 }
 
-/* Lowest lane whose value equals v, 32 if none: vote.sync.ballot.b32 + bfind (via __ffs). */
-KBD_TILE_FN int kbd_dev_first_lane_eq_(kbd_lanes_b32 x, uint32_t v) {
-#if KBD_MODE_CPU
-  for (int l = 0; l < 32; ++l)
-    if (x.v[l] == v) return l;
-  return 32;
-#else
-  const unsigned m = __ballot_sync(0xffffffffu, x.v[0] == v);
+/* Lowest lane whose value equals v, 32 if none: vote.sync.ballot.b32, then the lowest set bit. */
+KBD_TILE_FN int kbd_dev_first_lane_eq_(kbd_lanes_b32 x, uint32_t v, const char *file, int line) {
+  int pred[KBD_LANES_HELD];
+  for (int l = 0; l < KBD_LANES_HELD; ++l)
+    pred[l] = x.v[l] == v;
+  const uint32_t m = kbd_hw_ballot(pred, file, line);
+#if KBD_MODE_CUDA
   return m ? __ffs((int)m) - 1 : 32;
+#else
+  return m ? __builtin_ctz(m) : 32;
 #endif
 }
 
@@ -252,14 +250,10 @@ KBD_TILE_FN uint32_t kbd_dev_lookback_(uint64_t *status, long long tile, uint32_
         KBD_LANE(flag, lane) = (uint32_t)(s >> 32);
         KBD_LANE(val, lane) = (uint32_t)s;
       }
-      if (kbd_dev_all_nonzero_(flag)) break;
-#if KBD_MODE_CPU
-      kbd_cpu_spin(file, line);
-#else
-      __nanosleep(32); /* let the blocks we wait for have the memory system */
-#endif
+      if (kbd_dev_all_nonzero_(flag, file, line)) break;
+      kbd_hw_poll_wait(file, line); /* GPU: nanosleep, leaving the memory system to the blocks we wait for */
     }
-    const int first_p = kbd_dev_first_lane_eq_(flag, KBD_DEV_FLAG_P);
+    const int first_p = kbd_dev_first_lane_eq_(flag, KBD_DEV_FLAG_P, file, line);
     KBD_FOR_LANES(lane) {
       if (lane > first_p) KBD_LANE(val, lane) = pad;
     }

@@ -147,7 +147,7 @@ KBD_TILE_FN uint32_t kbd_warp_reduce_b32_(kbd_lanes_b32 x, int op, int fl, const
   }
   for (uint32_t m = 1; m < 32; m <<= 1) { /* the GPU butterfly, all 32 lanes per step */
     uint32_t y[32];
-    kbd_cpu_shfl_sync(KBD_SHFL_BFLY, y, x.v, NULL, m, KBD_SHFL_C, KBD_SHFL_FULL, file, line);
+    kbd_hw_shfl_b32(KBD_SHFL_BFLY, y, x.v, m, KBD_SHFL_C, file, line);
     for (int l = 0; l < 32; ++l)
       x.v[l] = kbd_red_op_b32(op, fl, x.v[l], y[l]);
   }
@@ -162,19 +162,10 @@ KBD_TILE_FN uint32_t kbd_warp_reduce_b32_(kbd_lanes_b32 x, int op, int fl, const
 
 /* bar.sync 0 (CTA) or barrier.sync.aligned id, 128 (warpgroup), reported at the caller's file:line. */
 KBD_TILE_FN void kbd_red_barrier_(int scope, int block_threads, const char *file, int line) {
-#if KBD_MODE_CPU
   if (scope == block_threads)
-    kbd_cpu_bar(0, 0, 0, file, line);
+    kbd_hw_bar_sync(0, 0, file, line);
   else
-    kbd_cpu_bar(KBD_REDUCE_WG_BARRIER + kbd_warp_id() / 4, KBD_WARPGROUP_SIZE, 0, file, line);
-#else
-  (void)file;
-  (void)line;
-  if (scope == block_threads)
-    kbd_sync();
-  else
-    kbd_bar_sync(KBD_REDUCE_WG_BARRIER + kbd_warp_id() / 4, KBD_WARPGROUP_SIZE);
-#endif
+    kbd_hw_bar_sync(KBD_REDUCE_WG_BARRIER + kbd_warp_id() / 4, KBD_WARPGROUP_SIZE, file, line);
 }
 
 /* Lane l of the warp <- warp total l of the scope (slots[l]), for l < nw; the exact padding identity above.

@@ -215,7 +215,7 @@ KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op,
   KBD_UNROLL for (int b = p.lo; b < p.hi; ++b) {
     KBD_UNROLL for (int k = 0; k < p.nslot; ++k) {
       uint32_t y[KBD_LANES_HELD];
-      kbd_warp_shfl_b32(KBD_SHFL_BFLY, y, &acc[k * L], 1u << b, KBD_SHFL_C, file, line);
+      kbd_hw_shfl_b32(KBD_SHFL_BFLY, y, &acc[k * L], 1u << b, KBD_SHFL_C, file, line);
       for (int l = 0; l < L; ++l)
         acc[k * L + l] = kbd_red_op_b32(op, fl, acc[k * L + l], y[l]);
     }
@@ -277,15 +277,15 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
       r[l] = a;
     }
     KBD_UNROLL for (int dl = 1; dl < gw; dl <<= 1) {
-      kbd_warp_shfl_b32(KBD_SHFL_UP, y, r, (uint32_t)dl, KBD_SHFL_C_UP, file, line);
+      kbd_hw_shfl_b32(KBD_SHFL_UP, y, r, (uint32_t)dl, KBD_SHFL_C_UP, file, line);
       for (int l = 0; l < L; ++l)
         if ((KBD__RT_LANE(l) & (gw - 1)) >= dl) r[l] = kbd_red_op_b32(op, fl, y[l], r[l]);
     }
     if (gw > 1) {
-      kbd_warp_shfl_b32(KBD_SHFL_UP, y, r, 1u, KBD_SHFL_C_UP, file, line);
+      kbd_hw_shfl_b32(KBD_SHFL_UP, y, r, 1u, KBD_SHFL_C_UP, file, line);
       for (int l = 0; l < L; ++l)
         ex[j * L + l] = (KBD__RT_LANE(l) & (gw - 1)) == 0 ? pad : y[l];
-      kbd_warp_shfl_b32(KBD_SHFL_IDX, &gt[j * L], r, (uint32_t)(gw - 1), ((uint32_t)(32 - gw) << 8) | KBD_SHFL_C, file,
+      kbd_hw_shfl_b32(KBD_SHFL_IDX, &gt[j * L], r, (uint32_t)(gw - 1), ((uint32_t)(32 - gw) << 8) | KBD_SHFL_C, file,
                         line);
     } else {
       for (int l = 0; l < L; ++l) {
@@ -416,17 +416,7 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
 /* The call site's shared memory for the cross-warp step: `words` 32-bit slots, allocated only if `used` (a
  * constant). GPU: a static __shared__ array that nvcc drops when unused. CPU: the machine's per-block
  * static allocation, keyed by this call site. */
-#if KBD_MODE_CPU
-#define KBD__RT_SMEM(name, words, used)                                                                                \
-  static const char name##_kbd_site_ = 0;                                                                              \
-  uint32_t *name = (used) ? (uint32_t *)kbd_cpu_smem_static(&name##_kbd_site_, sizeof(uint32_t) * (size_t)(words), 16, \
-                                                            __FILE__, __LINE__)                                        \
-                          : NULL
-#else
-#define KBD__RT_SMEM(name, words, used)                                                                                \
-  __shared__ __align__(16) uint32_t name##_kbd_arr_[KBD__POS(words)];                                                  \
-  uint32_t *name = (used) ? name##_kbd_arr_ : NULL
-#endif
+#define KBD__RT_SMEM(name, words, used) KBD_HW_SHARED_IF(uint32_t, name, KBD__POS(words), 16, used)
 
 /* [slot][lane] bits -> the vector's v[lane][slot] (bit copy: f32 bits into float, i32 into int32_t). */
 #define KBD__RT_OUT(m, acc)                                                                                            \

@@ -29,7 +29,7 @@
 
 /* x <- shfl.sync.<mode>.b32 of x, whole warp (c chosen per mode as in CUDA's __shfl_*_sync). */
 KBD_TILE_FN kbd_lanes_b32 kbd_lanes_shfl_b32_(int mode, kbd_lanes_b32 x, uint32_t b, const char *file, int line) {
-  kbd_warp_shfl_b32(mode, x.v, x.v, b, mode == KBD_SHFL_UP ? KBD_SHFL_C_UP : KBD_SHFL_C, file, line);
+  kbd_hw_shfl_b32(mode, x.v, x.v, b, mode == KBD_SHFL_UP ? KBD_SHFL_C_UP : KBD_SHFL_C, file, line);
   return x;
 }
 
@@ -40,7 +40,7 @@ KBD_TILE_FN kbd_lanes_b32 kbd_warp_scan_incl_b32_(kbd_lanes_b32 x, int op, int f
     /* The same shfl.sync.up into a separate array (no struct copies), and the lanes below d, which keep
      * their value, skipped by the loop bound instead of a per-lane branch (so the loop vectorises). */
     uint32_t y[32];
-    kbd_cpu_shfl_sync(KBD_SHFL_UP, y, x.v, NULL, d, KBD_SHFL_C_UP, KBD_SHFL_FULL, file, line);
+    kbd_hw_shfl_b32(KBD_SHFL_UP, y, x.v, d, KBD_SHFL_C_UP, file, line);
     for (uint32_t lane = d; lane < 32; ++lane)
       x.v[lane] = kbd_red_op_b32(op, fl, y[lane], x.v[lane]);
 #else

@@ -17,23 +17,10 @@
 
 #include "config.h"
 
-#if KBD_MODE_CPU
-#include "cpu/machine.h"
-#define KBD_SHARED_ALIGNED(type, name, count, align)                                                                   \
-  static const char name##_kbd_site_ = 0;                                                                              \
-  type *name =                                                                                                         \
-      (type *)kbd_cpu_smem_static(&name##_kbd_site_, sizeof(type) * (size_t)(count), (align), __FILE__, __LINE__)
-KBD_DEV void *kbd_dynamic_smem(void) { return kbd_cpu_self()->cta->smem; }
-
-#elif KBD_MODE_CUDA
-#define KBD_SHARED_ALIGNED(type, name, count, align)                                                                   \
-  __shared__ __align__(align)                                                                                          \
-  type name##_kbd_arr_[(count)];                                                                                       \
-  type *name = name##_kbd_arr_
-KBD_DEV void *kbd_dynamic_smem(void) {
-  extern __shared__ __align__(1024) unsigned char kbd_dyn_smem_[];
-  return kbd_dyn_smem_;
-}
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+#include "hw.h"
+#define KBD_SHARED_ALIGNED(type, name, count, align) KBD_HW_SHARED_ALIGNED(type, name, count, align)
+KBD_DEV void *kbd_dynamic_smem(void) { return kbd_hw_dynamic_smem(); }
 #endif
 
 #define KBD_SHARED(type, name, count) KBD_SHARED_ALIGNED(type, name, count, 16)

@@ -23,14 +23,19 @@ typedef enum kbd_code {
   KBD_ERR_BOUNDS = 6,    /* CPU machine: access outside an allocation / shared memory */
   KBD_ERR_POISON = 7,    /* CPU machine: read of never-written shared memory */
   KBD_ERR_BARRIER = 8,   /* CPU machine: barrier misuse (bad id, mismatched counts, exited warp) */
-  KBD_ERR_KERNEL = 9     /* CPU machine: other fault raised inside a kernel (kbd_trap) */
+  KBD_ERR_KERNEL = 9,    /* CPU machine: other fault raised inside a kernel (kbd_trap) */
+  KBD_ERR_RACE = 10,     /* CPU machine: two warps touch the same bytes, one writes, nothing orders them */
+  KBD_ERR_ISSUE = 11     /* CPU machine: an operation issued a different number of times than on the GPU
+                          * (a collective inside per-lane code, a per-thread atomic in warp-uniform code) */
 } kbd_code;
 
-/* Room for a deadlock report of a full 32-warp block (grouped by wait site when it would not fit). */
-#define KBD_STATUS_MSG_LEN 1024
+/* Room for a multi-line deadlock report of a full 32-warp block (one line per waiting warp; runs of warps
+ * waiting at the same place are merged when it would not fit). */
+#define KBD_STATUS_MSG_LEN 4096
 
 typedef struct kbd_status {
   kbd_code code;
+  int reported; /* the CPU machine already printed msg to stderr: KBD_CHECK does not print it again */
   char msg[KBD_STATUS_MSG_LEN];
 } kbd_status;
 
@@ -39,6 +44,7 @@ static inline int kbd_ok(kbd_status s) { return s.code == KBD_OK; }
 static inline kbd_status kbd_status_ok(void) {
   kbd_status s;
   s.code = KBD_OK;
+  s.reported = 0;
   s.msg[0] = '\0';
   return s;
 }
@@ -47,6 +53,7 @@ KBD_PRINTF(2, 3) static inline kbd_status kbd_status_make(kbd_code code, const c
   kbd_status s;
   va_list ap;
   s.code = code;
+  s.reported = 0;
   va_start(ap, fmt);
   vsnprintf(s.msg, sizeof s.msg, fmt, ap);
   va_end(ap);
@@ -62,9 +69,11 @@ static inline const char *kbd_code_name(kbd_code c) {
   case KBD_ERR_OOM: return "out of memory";
   case KBD_ERR_DEADLOCK: return "deadlock";
   case KBD_ERR_BOUNDS: return "out-of-bounds access";
-  case KBD_ERR_POISON: return "read of uninitialised shared memory";
+  case KBD_ERR_POISON: return "read of never-written memory";
   case KBD_ERR_BARRIER: return "barrier misuse";
   case KBD_ERR_KERNEL: return "kernel fault";
+  case KBD_ERR_RACE: return "data race";
+  case KBD_ERR_ISSUE: return "issue-count mismatch";
   }
   return "unknown";
 }
@@ -82,8 +91,12 @@ static inline const char *kbd_code_name(kbd_code c) {
   do {                                                                                                                 \
     kbd_status kbd_chk_s_ = (expr);                                                                                    \
     if (!kbd_ok(kbd_chk_s_)) {                                                                                         \
-      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr, kbd_code_name(kbd_chk_s_.code),         \
-              kbd_chk_s_.msg);                                                                                         \
+      if (kbd_chk_s_.reported)                                                                                         \
+        fprintf(stderr, "%s:%d: %s failed: %s (report above)\n", __FILE__, __LINE__, #expr,                            \
+                kbd_code_name(kbd_chk_s_.code));                                                                       \
+      else                                                                                                             \
+        fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr, kbd_code_name(kbd_chk_s_.code),       \
+                kbd_chk_s_.msg);                                                                                       \
       exit(1);                                                                                                         \
     }                                                                                                                  \
   } while (0)

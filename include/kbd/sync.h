@@ -16,32 +16,15 @@
 
 #include "config.h"
 
-#if KBD_MODE_CPU
-#include "cpu/machine.h"
-#define kbd_sync() kbd_cpu_bar(0, 0, 0, __FILE__, __LINE__)
-#define kbd_bar_sync(id, nthreads) kbd_cpu_bar((id), (nthreads), 0, __FILE__, __LINE__)
-#define kbd_bar_arrive(id, nthreads) kbd_cpu_bar((id), (nthreads), 1, __FILE__, __LINE__)
-/* A warp's fiber runs its 32 lanes as a unit: nothing to wait for. */
-#define kbd_syncwarp() ((void)0)
-
-#elif KBD_MODE_CUDA
-/* bar.sync 0; - the "memory" clobber keeps the compiler from moving shared-memory accesses across. */
-KBD_DEV void kbd_sync_(void) { asm volatile("bar.sync 0;" ::: "memory"); }
-/* barrier.sync.aligned a{, b}; */
-KBD_DEV void kbd_bar_sync_(int id, int nthreads) {
-  if (nthreads == 0)
-    asm volatile("barrier.sync.aligned %0;" ::"r"(id) : "memory");
-  else
-    asm volatile("barrier.sync.aligned %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
-}
-/* barrier.arrive.aligned a, b; */
-KBD_DEV void kbd_bar_arrive_(int id, int nthreads) {
-  asm volatile("barrier.arrive.aligned %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
-}
-#define kbd_sync() kbd_sync_()
-#define kbd_bar_sync(id, nthreads) kbd_bar_sync_((id), (nthreads))
-#define kbd_bar_arrive(id, nthreads) kbd_bar_arrive_((id), (nthreads))
-#define kbd_syncwarp() __syncwarp()
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+#include "hw.h"
+#define kbd_sync() kbd_hw_bar_sync(0, 0, KBD_SITE)
+#define kbd_bar_sync(id, nthreads) kbd_hw_bar_sync((id), (nthreads), KBD_SITE)
+#define kbd_bar_arrive(id, nthreads) kbd_hw_bar_arrive((id), (nthreads), KBD_SITE)
+#define kbd_syncwarp() kbd_hw_syncwarp(KBD_SITE)
+/* fence.proxy.async: this thread's generic shared-memory writes become visible to the async proxy (TMA,
+ * wgmma/tcgen05 operand reads). Needed between st.shared and an async-proxy read of the same bytes. */
+#define kbd_fence_proxy_async() kbd_hw_fence_proxy_async(KBD_SITE)
 #endif
 
 #endif /* KBD_SYNC_H */

@@ -25,12 +25,12 @@
 #include "layout.h"
 #include "types.h"
 
+#include "hw.h" /* KBD_LANES_HELD: 32 on the CPU (the warp's lanes), 1 on the GPU (the thread's own) */
+
 #if KBD_MODE_CPU
-#define KBD_LANES_HELD 32 /* lanes a fragment array holds: the warp's 32 on the CPU */
 #define KBD_TILE_FN static inline __attribute__((always_inline))
 #define KBD_UNROLL
 #else
-#define KBD_LANES_HELD 1 /* the thread's own */
 #define KBD_TILE_FN static __device__ __forceinline__
 #define KBD_UNROLL _Pragma("unroll")
 #endif

@@ -12,8 +12,9 @@
  * elements in 16-byte chunks (ld.global.v4 / st.global.v4: consecutive threads hit consecutive chunks,
  * so a warp moves full 128-byte lines); a chunk straddling the edge falls back to per-element masked
  * accesses. Other layouts move one element at a time.
- * CPU mode checks, each failing the launch with file:line: the tensor range against kbd_malloc's
- * allocations, shared-memory ranges against the block's allocations, and shared loads against poison.
+ * CPU mode checks, each failing the launch with file:line: every access against kbd_malloc's allocations
+ * (global) or the block's allocations (shared); shared reads of never-written bytes and unordered
+ * accesses between warps (races) through the shadow state (docs/cpu-machine.md).
  */
 #ifndef KBD_TILE_IO_H
 #define KBD_TILE_IO_H
@@ -66,31 +67,39 @@ KBD_TILE_FN void kbd_chunk_copy_in(void *frag, const void *mem, int bytes) { mem
 KBD_TILE_FN void kbd_chunk_copy_out(void *mem, const void *frag, int bytes) { memcpy(mem, frag, (size_t)bytes); }
 #endif
 
+/* One access of a tile move, for the CPU machine's checks (empty on the GPU): `bytes` bytes at m holding tile
+ * element (row, col) onwards. Shared memory: bounds of one allocation, never-written bytes, races; global
+ * memory: bounds and state of kbd_malloc allocations. */
+KBD_TILE_FN void kbd_tile_access(char *m, size_t bytes, int esize, int store, int is_smem, const char *what,
+                                 long long row, long long col, KBD_SITE_PARAMS) {
+  if (is_smem) {
+    if (store)
+      kbd_hw_smem_write(m, bytes, esize, what, row, col, KBD_SITE_ARGS);
+    else
+      kbd_hw_smem_read(m, bytes, esize, what, row, col, KBD_SITE_ARGS);
+  } else {
+    if (store)
+      kbd_hw_global_write(m, bytes, what, KBD_SITE_ARGS);
+    else
+      kbd_hw_global_read(m, bytes, what, KBD_SITE_ARGS);
+  }
+}
+
 /* The one routine behind every tile <-> memory move. frag: the tile's v array; mem: element (0,0) of the
- * tensor; the tile's (0,0) lands at tensor (r0, c0). is_smem: shared memory (no masking, poison checks). */
+ * tensor; the tile's (0,0) lands at tensor (r0, c0). is_smem: shared memory (no masking). */
 KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long long nrows, long long ncols, long long ld,
                                long long r0, long long c0, int store, int is_smem, const char *file, int line) {
   const int es = s.esize;
-#if KBD_MODE_CPU
   const char *what = store ? (is_smem ? "kbd_store_smem" : "kbd_store") : (is_smem ? "kbd_load_smem" : "kbd_load");
+  (void)what;
   if (nrows > 1 && ld < ncols)
-    kbd_cpu_fault(KBD_ERR_INVALID, file, line, "%s: leading dimension %lld is smaller than the %lld columns", what, ld,
-                  ncols);
-  {
-    const long long rlo = r0 > 0 ? r0 : 0, rhi = r0 + s.rows < nrows ? r0 + s.rows : nrows;
-    const long long clo = c0 > 0 ? c0 : 0, chi = c0 + s.cols < ncols ? c0 + s.cols : ncols;
-    if (rlo < rhi && clo < chi) {
-      const char *lo = mem + (rlo * ld + clo) * es, *hi = mem + ((rhi - 1) * ld + chi) * es;
-      if (is_smem)
-        kbd_cpu_check_smem(lo, (size_t)(hi - lo), file, line, what);
-      else
-        kbd_cpu_check_global(lo, hi, file, line, what);
-    }
-  }
+    KBD_HW_FAULT(KBD_ERR_INVALID, file, line, "%s: leading dimension %lld is smaller than the %lld columns", what, ld,
+                 ncols);
+#if KBD_MODE_CPU
   /* Emulator fast path (no GPU counterpart needed: it moves the same bytes). In a ROW tile whose rows hold
    * whole warp runs (cols a multiple of 32*vec), the 32 lanes' chunk j of a warp is one contiguous run of
-   * 32*vec elements in one row, so an interior tile is a few memcpys per lane instead of per-element
-   * coordinate math. Edge tiles (any run not wholly inside the tensor) take the general path below. */
+   * 32*vec elements in one row, so an interior tile is one check and a few memcpys per run instead of
+   * per-element coordinate math. Edge tiles (any run not wholly inside the tensor) take the general path. */
   if (s.layout == KBD_LAYOUT_ROW && s.cols % (KBD_WARP_SIZE * s.vec) == 0) {
     const long long tid0 = KBD_SCOPE_TID(s.scope, 0);
     const int runs = s.npt / s.vec;
@@ -106,17 +115,11 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
         const long long e0 = ((long long)j * s.scope + tid0) * s.vec;
         char *m = mem + ((r0 + e0 / s.cols) * ld + c0 + e0 % s.cols) * es;
         char *f = (char *)frag + (size_t)j * vbytes;
+        kbd_tile_access(m, KBD_WARP_SIZE * vbytes, es, store, is_smem, what, e0 / s.cols, e0 % s.cols, file, line);
         if (store) {
           for (int l = 0; l < KBD_WARP_SIZE; ++l)
             memcpy(m + l * vbytes, f + l * lane_stride, vbytes);
         } else {
-          if (is_smem)
-            for (int k = 0; k < KBD_WARP_SIZE * s.vec; ++k)
-              if (kbd_cpu_is_poison(m + (size_t)k * es, (size_t)es))
-                kbd_cpu_fault(KBD_ERR_POISON, file, line,
-                              "%s reads never-written shared memory at tile element (%lld, %lld), byte offset %lld",
-                              what, (e0 + k) / s.cols, (e0 + k) % s.cols,
-                              (long long)(m + (size_t)k * es - (char *)kbd_cpu_cur->cta->smem));
           for (int l = 0; l < KBD_WARP_SIZE; ++l)
             memcpy(f + l * lane_stride, m + l * vbytes, vbytes);
         }
@@ -124,9 +127,6 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
       return;
     }
   }
-#else
-  (void)file;
-  (void)line;
 #endif
   /* Vector path: ROW layout, vec > 1, and every chunk start 16/8/4-byte aligned in memory. Warp-uniform. */
   const int vb = s.vec * es;
@@ -143,19 +143,11 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
       const int row_in = gr >= 0 && gr < nrows;
       char *m = mem + (gr * ld + gc) * es;
       if (vec_ok && row_in && gc >= 0 && gc + s.vec <= ncols) {
-        if (store) {
+        kbd_tile_access(m, (size_t)vb, es, store, is_smem, what, c.row, c.col, file, line);
+        if (store)
           kbd_chunk_copy_out(m, f + (size_t)i * es, vb);
-        } else {
-#if KBD_MODE_CPU
-          if (is_smem)
-            for (int k = 0; k < s.vec; ++k)
-              if (kbd_cpu_is_poison(m + k * es, (size_t)es))
-                kbd_cpu_fault(KBD_ERR_POISON, file, line,
-                              "%s reads never-written shared memory at tile element (%d, %d), byte offset %lld", what,
-                              c.row, c.col + k, (long long)(m + k * es - (char *)kbd_cpu_cur->cta->smem));
-#endif
+        else
           kbd_chunk_copy_in(f + (size_t)i * es, m, vb);
-        }
         continue;
       }
       for (int k = 0; k < step; ++k) {
@@ -164,15 +156,10 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
         char *me = mem + (er * ld + ec) * es;
         const int in = er >= 0 && er < nrows && ec >= 0 && ec < ncols;
         char *fe = f + (size_t)(i + k) * es;
+        if (in) kbd_tile_access(me, (size_t)es, es, store, is_smem, what, ck.row, ck.col, file, line);
         if (store) {
           if (in) kbd_chunk_copy_out(me, fe, es);
         } else if (in) {
-#if KBD_MODE_CPU
-          if (is_smem && kbd_cpu_is_poison(me, (size_t)es))
-            kbd_cpu_fault(KBD_ERR_POISON, file, line,
-                          "%s reads never-written shared memory at tile element (%d, %d), byte offset %lld", what,
-                          ck.row, ck.col, (long long)(me - (char *)kbd_cpu_cur->cta->smem));
-#endif
           kbd_chunk_copy_in(fe, me, es);
         } else {
           memset(fe, 0, (size_t)es);

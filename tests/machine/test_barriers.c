@@ -98,7 +98,7 @@ static void test_missing_barrier_is_poison(void **state) {
   MT_ASSERT_AT(s, MT_LINE(xchg_load_line));
   MT_ASSERT_HAS(s, "kbd_load_smem reads never-written shared memory");
   /* warp 0 reads slot 1: the first element of that slot is at byte offset 1 * XN * 4 */
-  MT_ASSERT_HAS(s, "tile element (0, 0), byte offset 128");
+  MT_ASSERT_HAS(s, "byte 128, tile element (0, 0))");
   MT_ASSERT_HAS(s, "(warp 0)");
   MT_ASSERT_HAS(s, "[kernel xchg, block (0,0,0)]");
 

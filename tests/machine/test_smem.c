@@ -103,7 +103,7 @@ static void test_unwritten_static_smem_is_poison(void **state) {
   kbd_status s = run_poison(PZ_STATIC_UNWRITTEN, 1, 0, NULL, 0);
   MT_ASSERT_CODE(s, KBD_ERR_POISON);
   MT_ASSERT_AT(s, MT_LINE(pz_line));
-  MT_ASSERT_HAS(s, "kbd_load_smem reads never-written shared memory at tile element (0, 0), byte offset 0");
+  MT_ASSERT_HAS(s, "kbd_load_smem reads never-written shared memory (shared array declared at");
   MT_ASSERT_HAS(s, "(warp 0)");
 }
 
@@ -113,7 +113,7 @@ static void test_unwritten_dynamic_smem_is_poison(void **state) {
   MT_ASSERT_CODE(s, KBD_ERR_POISON);
   MT_ASSERT_AT(s, MT_LINE(pz_line));
   /* the tile starts 32 floats into the dynamic area */
-  MT_ASSERT_HAS(s, "kbd_load_smem reads never-written shared memory at tile element (0, 0), byte offset 128");
+  MT_ASSERT_HAS(s, "kbd_load_smem reads never-written shared memory (dynamic shared memory, byte 128, tile element (0, 0))");
 }
 
 static void check_pz_out(const float *out, int blocks) {
@@ -149,7 +149,7 @@ static void test_partially_written_tile_is_poison(void **state) {
   MT_ASSERT_CODE(s, KBD_ERR_POISON);
   MT_ASSERT_AT(s, MT_LINE(pz_line));
   /* element 32 is the first one not written: 32 floats = byte 128 */
-  MT_ASSERT_HAS(s, "at tile element (0, 32), byte offset 128");
+  MT_ASSERT_HAS(s, "byte 128, tile element (0, 32))");
 }
 
 /* Every block starts with poisoned shared memory, also when it reuses the byte array a previous block on
@@ -211,6 +211,8 @@ KBD_KERNEL(bounds_k, 64, bd_params) {
   KBD_TILE(f32, 1, 32, KBD_WARP) small;
   kbd_fill(big, 1.0f);
   kbd_fill(small, 1.0f);
+  /* One warp: a second one storing the same bytes would be a write-write race, reported before the bounds. */
+  if (kbd_warp_id() != 0) return;
   switch (p.mode) {
   case BD_STORE_PAST_STATIC: {
     KBD_SHARED(float, s, 32);
@@ -228,10 +230,12 @@ KBD_KERNEL(bounds_k, 64, bd_params) {
     MT_MARK(bd_line); kbd_store_smem(small, s + 32, 32);
     break;
   }
-  case BD_STORE_EXACT: {
+  case BD_STORE_EXACT: { /* one warp: two warps storing the same bytes would be a write-write race */
     KBD_SHARED(float, s, 32);
-    kbd_store_smem(small, s, 32);
-    kbd_load_smem(small, s, 32);
+    if (kbd_warp_id() == 0) {
+      kbd_store_smem(small, s, 32);
+      kbd_load_smem(small, s, 32);
+    }
     break;
   }
   case BD_DYN_NONE:

@@ -1,0 +1,26 @@
+/* kbd/cpu/bar.h - CTA barriers and named barriers on the CPU machine (twin of ptx/bar.h).
+ *
+ * The PTX counting rules (kbd/cpu/wait.h): per-warp arrival, instance reset, mismatched counts and
+ * whole-block barriers after an exit reported; each barrier is a release by every arriving warp and an
+ * acquire by every waiting warp for the race checker, and a scheduling point.
+ */
+#ifndef KBD_CPU_BAR_H
+#define KBD_CPU_BAR_H
+
+#include "machine.h"
+
+#if KBD_MODE_CPU
+
+static inline void kbd_hw_bar_sync(int id, int nthreads, KBD_SITE_PARAMS) {
+  kbd_cpu_bar(id, nthreads, 0, KBD_SITE_ARGS);
+}
+static inline void kbd_hw_bar_arrive(int id, int nthreads, KBD_SITE_PARAMS) {
+  kbd_cpu_bar(id, nthreads, 1, KBD_SITE_ARGS);
+}
+/* A warp's fiber runs its 32 lanes as a unit: nothing to wait for, but it is a warp collective. */
+static inline void kbd_hw_syncwarp(KBD_SITE_PARAMS) {
+  kbd_cpu_check_collective(kbd_cpu_self(), "kbd_syncwarp", KBD_SITE_ARGS);
+}
+
+#endif /* KBD_MODE_CPU */
+#endif /* KBD_CPU_BAR_H */

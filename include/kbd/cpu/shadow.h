@@ -1,0 +1,295 @@
+/* kbd/cpu/shadow.h - shadow state of shared memory and the race checker.
+ *
+ * Memory state lives BESIDE the data, never in it: every shared-memory byte has a shadow entry saying
+ * whether it was written in this CTA, by which warp, at which point of that warp's history (a clock),
+ * by which proxy (generic stores or the async proxy of TMA/MMA), whether an asynchronous write to it is
+ * still pending, which warps read it since, and where. So any value a kernel stores is just data (no
+ * poison value can be mistaken for "never written"), and a read of a byte nothing wrote fails whatever
+ * the bytes hold.
+ *
+ * Race checking is happens-before, not schedule luck. Each warp carries a vector clock over the CTA's
+ * warps: its own entry counts its release operations (barrier arrivals, later mbarrier arrivals and
+ * commits); clk[u] is the latest clock of warp u whose earlier accesses are ordered before this warp's
+ * current point. A barrier instance joins the clocks of the warps that arrive (release) and hands the
+ * join to the warps that wait on it (acquire). Two accesses to one byte, at least one a write, by warps
+ * w and u race when the earlier one's stamp is not covered by the later warp's clock: whatever order the
+ * scheduler happened to pick, the GPU may pick the other one. The checks (FastTrack style, per byte):
+ *   read by w:  last writer x != w with stamp > clk_w[x]                 -> read-after-write race
+ *   write by w: last writer x != w with stamp > clk_w[x]                 -> write-after-write race
+ *               a reader u != w since that write with stamp > clk_w[u]   -> write-after-read race
+ * Reads since the last write are a warp bitmask plus, per warp, the clock and site of its last read of the
+ * byte, so read-shared data costs nothing extra however many warps read it.
+ *
+ * Stamps are never reset between CTAs: a CTA starts its clocks past every stamp its shadow holds, so a
+ * stamp below `base` is "from an earlier CTA" = never written here. Cost: no per-CTA clearing at all;
+ * the shadow is one lazily-touched mapping per cached CTA. Within a warp's 32 lanes nothing is checked:
+ * the lanes of one warp instruction are ordered by the instruction itself.
+ */
+#ifndef KBD_CPU_SHADOW_H
+#define KBD_CPU_SHADOW_H
+
+#include "report.h"
+
+#if KBD_MODE_CPU
+
+/* winfo bits: the writer warp in bits 0-4, then */
+#define KBD_CPU_SH_ASYNC 0x20u   /* written by the async proxy (TMA); generic reads need the completion */
+#define KBD_CPU_SH_PENDING 0x40u /* an asynchronous write has not completed yet: reading it is a bug */
+#define KBD_CPU_SH_WARP 0x1fu
+
+/* ---- call sites ---------------------------------------------------------------------------------------- */
+
+/* Interned call sites: a race report names the EARLIER access's file:line, so the shadow keeps a 16-bit
+ * site id per access instead of a pointer and a line. One table for the process (weak: one instance
+ * across translation units); a warp's last site is cached, so a loop of accesses interns once. */
+#define KBD_CPU_MAX_SITES 65535
+typedef struct kbd_cpu_site {
+  const char *file;
+  int line;
+} kbd_cpu_site;
+typedef struct kbd_cpu_sites {
+  pthread_mutex_t mu;
+  int n;
+  kbd_cpu_site v[KBD_CPU_MAX_SITES + 1];
+} kbd_cpu_sites;
+KBD_WEAK kbd_cpu_sites kbd_cpu_sites_g = {PTHREAD_MUTEX_INITIALIZER, 0, {{NULL, 0}}};
+
+static inline uint16_t kbd_cpu_site_id(kbd_cpu_warp *w, const char *file, int line) {
+  if (w->site_file == file && w->site_line == line) return w->site_cache;
+  kbd_cpu_sites *S = &kbd_cpu_sites_g;
+  uint16_t id = 0; /* 0: "a site the table had no room for" */
+  pthread_mutex_lock(&S->mu);
+  for (int i = S->n; i >= 1; --i) /* newest first: a kernel's sites are usually the latest interned */
+    if (S->v[i].line == line && S->v[i].file == file) {
+      id = (uint16_t)i;
+      break;
+    }
+  if (!id && S->n < KBD_CPU_MAX_SITES) {
+    id = (uint16_t)++S->n;
+    S->v[id].file = file;
+    S->v[id].line = line;
+  }
+  pthread_mutex_unlock(&S->mu);
+  w->site_file = file;
+  w->site_line = line;
+  w->site_cache = id;
+  return id;
+}
+
+static inline kbd_cpu_site kbd_cpu_site_of(uint16_t id) {
+  kbd_cpu_site s = {"<unknown site>", 0};
+  if (id) {
+    pthread_mutex_lock(&kbd_cpu_sites_g.mu);
+    s = kbd_cpu_sites_g.v[id];
+    pthread_mutex_unlock(&kbd_cpu_sites_g.mu);
+  }
+  return s;
+}
+
+/* ---- the shadow mapping --------------------------------------------------------------------------------- */
+
+/* wclk, rmask: 4 B; wsite: 2 B; winfo: 1 B; per warp rclk 4 B + rsite 2 B: 46 MB for 227 KiB. calloc of
+ * that size is fresh zero pages from the kernel, so only the pages a kernel's accesses touch cost memory. */
+static inline int kbd_cpu_shadow_map(kbd_cpu_shadow *sh) {
+  const size_t B = KBD_MAX_SMEM_BYTES;
+  const size_t bytes = B * (4 + 4 + 2 + 1) + (size_t)KBD_CPU_MAX_WARPS * B * (4 + 2);
+  void *m = calloc(1, bytes);
+  if (!m) return 0;
+  char *p = (char *)m;
+  sh->map = m;
+  sh->wclk = (uint32_t *)(void *)p, p += 4 * B;
+  sh->rmask = (uint32_t *)(void *)p, p += 4 * B;
+  for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
+    sh->rclk[u] = (uint32_t *)(void *)p, p += 4 * B;
+  sh->wsite = (uint16_t *)(void *)p, p += 2 * B;
+  for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
+    sh->rsite[u] = (uint16_t *)(void *)p, p += 2 * B;
+  sh->winfo = (uint8_t *)(void *)p;
+  return 1;
+}
+
+static inline int kbd_cpu_shadow_init(kbd_cpu_shadow *sh) {
+  sh->base = 1;
+  sh->top = 1;
+  return kbd_cpu_shadow_map(sh);
+}
+
+static inline void kbd_cpu_shadow_free(kbd_cpu_shadow *sh) {
+  free(sh->map);
+  sh->map = NULL;
+}
+
+/* Start a CTA: every clock starts past all stamps in the shadow. Near the 32-bit end the shadow is
+ * replaced by fresh zero pages and stamps restart - once per 2^31 releases. Returns 0 when out of memory. */
+static inline int kbd_cpu_shadow_start(kbd_cpu_cta *cta) {
+  kbd_cpu_shadow *sh = &cta->sh;
+  if (sh->top > 0x7fff0000u) {
+    kbd_cpu_shadow_free(sh);
+    if (!kbd_cpu_shadow_map(sh)) return 0;
+    sh->top = 1;
+  }
+  sh->base = sh->top + 2;
+  sh->top = sh->base;
+  for (int i = 0; i < cta->nwarps; ++i) {
+    kbd_cpu_warp *w = &cta->warps[i];
+    for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
+      w->clk[u] = sh->base - 1; /* nothing of warp u is known yet */
+    w->clk[i] = sh->base;
+    w->fence_clk = sh->base - 1;
+  }
+  return 1;
+}
+
+/* A release by w (barrier arrival, ...): later accesses of w get a new stamp. */
+static inline void kbd_cpu_tick(kbd_cpu_warp *w) {
+  kbd_cpu_shadow *sh = &w->cta->sh;
+  const uint32_t c = ++w->clk[w->id];
+  if (c > sh->top) sh->top = c;
+}
+
+/* w acquires what `src` released: clk_w := max(clk_w, src). */
+static inline void kbd_cpu_acquire(kbd_cpu_warp *w, const uint32_t *src) {
+  for (int u = 0; u < w->cta->nwarps; ++u)
+    if (src[u] > w->clk[u]) w->clk[u] = src[u];
+}
+
+/* ---- describing a byte ----------------------------------------------------------------------------------- */
+
+/* "dynamic shared memory, byte 96" or "KBD_SHARED array declared at f.c:12, byte 8" */
+static inline int kbd_cpu_smem_where(const kbd_cpu_cta *cta, size_t off, char *buf, size_t cap) {
+  if (off < cta->dyn_bytes) return snprintf(buf, cap, "dynamic shared memory, byte %zu", off);
+  for (int i = 0; i < cta->nstatics; ++i) {
+    const kbd_cpu_static *s = &cta->statics[i];
+    if (off >= s->off && off < s->off + s->bytes)
+      return snprintf(buf, cap, "shared array declared at %s:%d, byte %zu", s->file, s->line, off - s->off);
+  }
+  return snprintf(buf, cap, "shared-memory byte %zu", off);
+}
+
+/* An element description from the caller: "tile element (r, c)" or "" when the access is not a tile's. */
+typedef struct kbd_cpu_elem {
+  long long row, col; /* of the access's first byte; row < 0: none. A run continues along the row. */
+  int esize;
+} kbd_cpu_elem;
+static inline kbd_cpu_elem kbd_cpu_no_elem(void) {
+  kbd_cpu_elem e = {-1, -1, 1};
+  return e;
+}
+/* ", tile element (r, c)" of byte b of an access that starts at byte off. */
+static inline void kbd_cpu_elem_text(kbd_cpu_elem el, size_t off, size_t b, char *buf, size_t cap) {
+  buf[0] = '\0';
+  if (el.row >= 0)
+    snprintf(buf, cap, ", tile element (%lld, %lld)", el.row,
+             el.col + (long long)((b - off) / (size_t)(el.esize > 0 ? el.esize : 1)));
+}
+
+KBD_NORETURN static inline void kbd_cpu_race(kbd_cpu_warp *w, const char *kind, const char *what, int w_is_write,
+                                             size_t off, int other, int other_write, uint16_t other_site,
+                                             kbd_cpu_elem el, size_t el_off, const char *file, int line) {
+  char where[192], elem[64] = "";
+  kbd_cpu_smem_where(w->cta, off, where, sizeof where);
+  kbd_cpu_elem_text(el, el_off, off, elem, sizeof elem);
+  const kbd_cpu_site o = kbd_cpu_site_of(other_site);
+  kbd_cpu_fault(KBD_ERR_RACE, file, line,
+                "data race (%s) on %s%s:\n  this access: warp %d %s it here (%s)\n  earlier:     warp %d %s it at "
+                "%s:%d\n  nothing orders the two (no barrier, or one the two warps do not both take part in): the "
+                "GPU may run them in either order",
+                kind, where, elem, w->id, w_is_write ? "writes" : "reads", what, other, other_write ? "wrote" : "read",
+                o.file, o.line);
+}
+
+/* ---- the checks ------------------------------------------------------------------------------------------- */
+
+/* A read by the running warp of shared bytes [off, off + n) through a kbd primitive. */
+static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, size_t n, const char *what, kbd_cpu_elem el,
+                                       const char *file, int line) {
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_shadow *sh = &cta->sh;
+  const uint32_t base = sh->base, me = (uint32_t)w->id, bit = 1u << me, now = w->clk[me];
+  const int race = cta->L->race_check;
+  const uint16_t site = race ? kbd_cpu_site_id(w, file, line) : 0;
+  for (size_t b = off; b < off + n; ++b) {
+    const uint32_t c = sh->wclk[b];
+    if (KBD_UNLIKELY(c < base)) {
+      char where[192], elem[64] = "";
+      kbd_cpu_smem_where(cta, b, where, sizeof where);
+      kbd_cpu_elem_text(el, off, b, elem, sizeof elem);
+      kbd_cpu_fault(KBD_ERR_POISON, file, line, "%s reads never-written shared memory (%s%s)", what, where, elem);
+    }
+    const uint32_t info = sh->winfo[b];
+    if (KBD_UNLIKELY(info & KBD_CPU_SH_PENDING)) {
+      char where[192];
+      kbd_cpu_smem_where(cta, b, where, sizeof where);
+      kbd_cpu_fault(KBD_ERR_POISON, file, line,
+                    "%s reads %s, which an asynchronous copy is still writing: wait for its completion first", what,
+                    where);
+    }
+    if (!race) continue;
+    const uint32_t x = info & KBD_CPU_SH_WARP;
+    if (KBD_UNLIKELY(x != me && c > w->clk[x]))
+      kbd_cpu_race(w, "read after write", what, 0, b, (int)x, 1, sh->wsite[b], el, off, file, line);
+    sh->rmask[b] |= bit;
+    sh->rclk[me][b] = now;
+    sh->rsite[me][b] = site;
+  }
+}
+
+/* A write by the running warp of shared bytes [off, off + n); flags: KBD_CPU_SH_ASYNC / _PENDING. */
+static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off, size_t n, unsigned flags, const char *what,
+                                        kbd_cpu_elem el, const char *file, int line) {
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_shadow *sh = &cta->sh;
+  const uint32_t base = sh->base, me = (uint32_t)w->id, now = w->clk[me];
+  const int race = cta->L->race_check;
+  const uint16_t site = race ? kbd_cpu_site_id(w, file, line) : 0;
+  for (size_t b = off; b < off + n; ++b) {
+    if (race && sh->wclk[b] >= base) {
+      const uint32_t x = sh->winfo[b] & KBD_CPU_SH_WARP;
+      if (KBD_UNLIKELY(x != me && sh->wclk[b] > w->clk[x]))
+        kbd_cpu_race(w, "write after write", what, 1, b, (int)x, 1, sh->wsite[b], el, off, file, line);
+      uint32_t m = sh->rmask[b] & ~(1u << me);
+      while (KBD_UNLIKELY(m)) {
+        const int u = __builtin_ctz(m);
+        m &= m - 1;
+        if (sh->rclk[u][b] > w->clk[u])
+          kbd_cpu_race(w, "write after read", what, 1, b, u, 0, sh->rsite[u][b], el, off, file, line);
+      }
+    }
+    sh->wclk[b] = now;
+    sh->winfo[b] = (uint8_t)(me | flags);
+    sh->wsite[b] = site;
+    sh->rmask[b] = 0;
+  }
+}
+
+/* The async proxy reads [off, off + n) (a TMA store, an MMA operand): generic writes must have been
+ * fenced by their writer (fence.proxy.async) and be ordered before this point. */
+static inline void kbd_cpu_shadow_async_read(kbd_cpu_warp *w, size_t off, size_t n, const char *what,
+                                             const char *file, int line) {
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_shadow *sh = &cta->sh;
+  kbd_cpu_shadow_read(w, off, n, what, kbd_cpu_no_elem(), file, line);
+  for (size_t b = off; b < off + n; ++b) {
+    const uint32_t info = sh->winfo[b];
+    if (info & KBD_CPU_SH_ASYNC) continue;
+    const kbd_cpu_warp *x = &cta->warps[info & KBD_CPU_SH_WARP];
+    if (sh->wclk[b] > x->fence_clk) {
+      char where[192];
+      kbd_cpu_smem_where(cta, b, where, sizeof where);
+      const kbd_cpu_site s = kbd_cpu_site_of(sh->wsite[b]);
+      kbd_cpu_fault(KBD_ERR_RACE, file, line,
+                    "%s reads %s through the async proxy, but warp %d wrote it with generic stores at %s:%d and has "
+                    "not executed fence.proxy.async since (kbd_fence_proxy_async)",
+                    what, where, x->id, s.file, s.line);
+    }
+  }
+}
+
+/* fence.proxy.async by w: its generic writes so far become visible to the async proxy. */
+static inline void kbd_cpu_shadow_fence_async(kbd_cpu_warp *w) {
+  w->fence_clk = w->clk[w->id];
+  kbd_cpu_tick(w);
+}
+
+#endif /* KBD_MODE_CPU */
+#endif /* KBD_CPU_SHADOW_H */

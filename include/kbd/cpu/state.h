@@ -1,0 +1,220 @@
+/* kbd/cpu/state.h - the CPU machine's state: launches, groups of CTAs, CTAs, warps.
+ *
+ * Scheduling unit: a GROUP of CTAs that run co-resident on one host thread (one CTA today; a cluster
+ * next, so that its CTAs can wait on each other's barriers without a cross-thread protocol). The group
+ * owns the scheduler fiber, the warp stacks and the seeded warp order; each CTA owns its shared memory
+ * (with its shadow state), its named barriers and its warps. docs/cpu-machine.md has the whole model.
+ */
+#ifndef KBD_CPU_STATE_H
+#define KBD_CPU_STATE_H
+
+#include "../config.h"
+
+#if KBD_MODE_CPU
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../grid.h"
+#include "../status.h"
+#include "fiber.h"
+
+#define KBD_CPU_MAX_WARPS (KBD_MAX_BLOCK_THREADS / KBD_WARP_SIZE)
+#define KBD_CPU_MAX_GROUP 1 /* CTAs per scheduling group; clusters raise it */
+#define KBD_CPU_MAX_STATICS 64
+#define KBD_CPU_DEFAULT_STACK (256u * 1024u)
+/* Groups one host thread keeps in flight while earlier ones wait for other blocks. A block only waits for
+ * blocks that started before it (kbd/atomic.h), so this bounds memory, not correctness, for such kernels. */
+#define KBD_CPU_MAX_RESIDENT 64
+
+typedef void (*kbd_cpu_entry)(const void *params);
+
+enum { KBD_CPU_W_READY = 0, KBD_CPU_W_BLOCKED = 1, KBD_CPU_W_DONE = 2, KBD_CPU_W_FAULTED = 3 };
+
+/* What a blocked warp waits for. Every kind names the object and the state that releases it, so a
+ * deadlock report can say "warp w at file:line waits for <object, state>". */
+enum {
+  KBD_CPU_WAIT_NONE = 0,
+  KBD_CPU_WAIT_BAR = 1,  /* a named barrier instance (bar.sync / barrier.sync) */
+  KBD_CPU_WAIT_SPIN = 2, /* a poll of memory another block (or nothing) must change */
+  KBD_CPU_WAIT_OBJ = 3   /* any other wait object (mbarrier phase, cluster barrier, TMEM allocation) */
+};
+
+struct kbd_cpu_cta;
+struct kbd_cpu_group;
+struct kbd_cpu_launch;
+struct kbd_cpu_warp;
+
+/* Writes "<object, state>" of a wait object for a report; returns the length. */
+typedef int (*kbd_cpu_wait_describe)(const struct kbd_cpu_warp *w, char *buf, size_t cap);
+
+typedef struct kbd_cpu_warp {
+  kbd_fiber fiber;
+  struct kbd_cpu_cta *cta;
+  int id; /* warp index in its CTA */
+  int state;
+  int wait_kind;
+  int wait_bar;                    /* barrier id while waiting on a named barrier */
+  const void *wait_obj;            /* KBD_CPU_WAIT_OBJ: the object */
+  uint32_t wait_arg;               /* its awaited state (a phase parity, a column count ...) */
+  kbd_cpu_wait_describe wait_desc; /* KBD_CPU_WAIT_OBJ: how to name it */
+  int spinning;                    /* yielded in a poll; the scheduler prefers other warps */
+  const char *wait_file;
+  int wait_line;
+  /* Execution model (kbd/launch.h): depth of per-lane code (KBD_FOR_LANES) and of elected-lane code
+   * (KBD_ELECT_ONE) the warp is in, and where it entered, so that a collective issued from inside is
+   * reported instead of being silently issued a different number of times than on the GPU. */
+  int lanes_depth, elect_depth;
+  /* Poll detection: a warp that reads the same word with the same result again and again (an acquire
+   * load or atomic in a hand-written spin) yields as polling, so the spin is reported, not hung. */
+  const void *poll_addr;
+  uint64_t poll_val;
+  int poll_count;
+  const char *region_file;
+  int region_line;
+  /* Race checker: vector clock over the CTA's warps. clk[id] is this warp's own clock; clk[u] the last
+   * clock of warp u whose earlier accesses are ordered before this warp's current point. */
+  uint32_t clk[KBD_CPU_MAX_WARPS];
+  uint16_t site_cache; /* last interned call site (kbd_cpu_site_id) */
+  const char *site_file;
+  int site_line;
+  uint32_t fence_clk; /* own clock at the last fence.proxy.async (generic writes up to it are visible to
+                         the async proxy) */
+} kbd_cpu_warp;
+
+/* One named barrier (PTX bar/barrier, ids 0..15). Counting is in threads, a warp arrives as 32. */
+typedef struct kbd_cpu_barrier {
+  int expected;     /* thread count of the barrier instance in flight */
+  int arrived;      /* threads arrived so far */
+  int whole;        /* the instance counts the whole block (no thread count given) */
+  uint32_t waiters; /* warps blocked in bar.sync on it */
+  uint32_t members; /* warps that arrived at the instance in flight */
+  const char *file; /* where the in-flight instance was first reached */
+  int line;
+  uint32_t clk[KBD_CPU_MAX_WARPS]; /* join of the arrivals' vector clocks (release) */
+} kbd_cpu_barrier;
+
+typedef struct kbd_cpu_static {
+  const void *key; /* address of the declaration site's marker */
+  size_t off, bytes;
+  const char *file; /* the declaration, for reports */
+  int line;
+} kbd_cpu_static;
+
+/* Shadow state of shared memory, one entry per byte, beside the data (kbd/cpu/shadow.h). */
+typedef struct kbd_cpu_shadow {
+  uint32_t *wclk;   /* clock of the last write (< base: never written in this CTA) */
+  uint8_t *winfo;   /* writer warp (bits 0-4) | KBD_CPU_SH_* flags */
+  uint32_t *rmask;  /* warps that read since the last write */
+  uint16_t *wsite;  /* site of the last write (kbd_cpu_site_id), for a race report */
+  uint32_t *rclk[KBD_CPU_MAX_WARPS];  /* per warp: its clock at its last read of the byte */
+  uint16_t *rsite[KBD_CPU_MAX_WARPS]; /* ... and the site of that read */
+  void *map; /* one allocation holds every array; pages are touched only where used */
+  uint32_t base; /* first clock of the running CTA: older stamps belong to earlier CTAs */
+  uint32_t top;  /* highest clock handed out so far */
+} kbd_cpu_shadow;
+
+typedef struct kbd_cpu_cta {
+  struct kbd_cpu_group *G;
+  struct kbd_cpu_launch *L;
+  unsigned bx, by, bz;
+  unsigned long long linear;
+  int nwarps;
+  unsigned char *smem; /* KBD_MAX_SMEM_BYTES, 1024-byte aligned */
+  size_t dyn_bytes;    /* dynamic shared memory sits at offset 0 */
+  size_t smem_top;     /* end of dynamic + static allocations */
+  int nstatics;
+  kbd_cpu_static statics[KBD_CPU_MAX_STATICS];
+  kbd_cpu_shadow sh;
+  kbd_cpu_barrier bars[KBD_NUM_NAMED_BARRIERS];
+  kbd_cpu_warp warps[KBD_CPU_MAX_WARPS];
+} kbd_cpu_cta;
+
+typedef struct kbd_cpu_group {
+  struct kbd_cpu_launch *L;
+  unsigned long long first; /* linear index of the first CTA */
+  int nctas;
+  int nwarps; /* over all CTAs */
+  int last;   /* last warp run (round robin), group-linear */
+  int failed;
+  int spins; /* consecutive spin yields without useful work */
+  uint64_t rng;
+  kbd_fiber sched;
+  kbd_stack_pool stacks;
+  struct kbd_cpu_group *next; /* free list of recycled groups */
+  kbd_cpu_cta *ctas[KBD_CPU_MAX_GROUP];
+} kbd_cpu_group;
+
+typedef struct kbd_cpu_launch {
+  kbd_launch_cfg cfg;
+  int threads;
+  kbd_cpu_entry entry;
+  const void *params;
+  const char *name;
+  unsigned long long nblocks;
+  unsigned long long next;       /* next block to start (atomic) */
+  unsigned long long fail_block; /* lowest failed block, ~0 if none (atomic, guarded by mu) */
+  pthread_mutex_t mu;
+  kbd_status status;
+  uint64_t seed;
+  int race_check; /* KBD_CPU_RACECHECK (default 1) */
+  size_t stack_bytes;
+  unsigned long long progress; /* bumped by flag writes and finished blocks (atomic) */
+  int live_workers;            /* host threads still running blocks (atomic) */
+  int stalled_workers;         /* of which only hold blocks waiting on other blocks (atomic) */
+  long spin_timeout_ms;
+} kbd_cpu_launch;
+
+/* The warp whose fiber is running on this host thread. Weak: one instance for the whole program, no
+ * matter how many translation units include kbd (a `static` would be one copy per TU). */
+KBD_WEAK __thread kbd_cpu_warp *kbd_cpu_cur = NULL;
+
+/* The running warp; kernel-only functions called from host code stop here with a message instead of
+ * dereferencing NULL. */
+static inline kbd_cpu_warp *kbd_cpu_self(void) {
+  kbd_cpu_warp *w = kbd_cpu_cur;
+  if (KBD_UNLIKELY(!w)) {
+    fprintf(stderr, "kbd: a kernel-only function (index, barrier, shared memory) was called outside a kernel\n");
+    abort();
+  }
+  return w;
+}
+
+static inline long kbd_cpu_env_long(const char *name, long dflt) {
+  const char *s = getenv(name);
+  if (!s || !*s) return dflt;
+  char *end = NULL;
+  long v = strtol(s, &end, 0);
+  return (end && *end == '\0') ? v : dflt;
+}
+
+static inline int kbd_cpu_host_threads(void) {
+  long n = kbd_cpu_env_long("KBD_CPU_THREADS", 0);
+  if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n <= 0) n = 1;
+  return n > 256 ? 256 : (int)n;
+}
+
+static inline uint64_t kbd_cpu_rand(uint64_t *s) { /* splitmix64: cheap, good enough to permute warps */
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* C11 timespec_get: available under -std=c11 whatever feature macros the includer set. */
+static inline void kbd_cpu_now(struct timespec *t) { timespec_get(t, TIME_UTC); }
+static inline double kbd_cpu_ms_since(const struct timespec *t0) {
+  struct timespec t;
+  kbd_cpu_now(&t);
+  return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) * 1e-6;
+}
+
+#endif /* KBD_MODE_CPU */
+#endif /* KBD_CPU_STATE_H */

@@ -1,0 +1,167 @@
+/* kbd/cpu/wait.h - what a warp can wait for: named barriers, wait objects, polls of memory.
+ *
+ * A blocked warp records WHAT it waits for (a barrier instance, or any wait object with a function that
+ * names it and its awaited state) and is made ready only by the event that releases it (the last
+ * arrival, a phase completion, ...). When no warp of a group can run, every blocked warp is reported
+ * with its file:line and its object - nothing hangs. Polls (acquire loads, atomics, KBD_SPIN_UNTIL) are
+ * scheduling points: a warp that polls yields, the scheduler prefers warps doing real work, and a group
+ * whose only runnable warps poll is set aside (kbd/cpu/sched.h).
+ */
+#ifndef KBD_CPU_WAIT_H
+#define KBD_CPU_WAIT_H
+
+#include "shadow.h"
+
+#if KBD_MODE_CPU
+
+/* Give the host thread back to the group's scheduler; the warp stays ready (a scheduling point). */
+static inline void kbd_cpu_yield(void) {
+  kbd_cpu_warp *w = kbd_cpu_cur;
+  kbd_fiber_switch(&w->fiber, &w->cta->G->sched);
+}
+
+/* Collectives and barriers are issued once per warp (kbd/launch.h); inside per-lane code the CPU would
+ * issue them 32 times, or, inside elected-lane code, once where the GPU's other 31 lanes never arrive. */
+static inline void kbd_cpu_check_collective(kbd_cpu_warp *w, const char *what, const char *file, int line) {
+  if (KBD_UNLIKELY(w->lanes_depth))
+    kbd_cpu_fault(KBD_ERR_ISSUE, file, line,
+                  "%s inside per-lane code (KBD_FOR_LANES entered at %s:%d): it is a warp-wide operation that every "
+                  "lane issues once; here it would be issued 32 times by one warp. Move it out of the loop",
+                  what, w->region_file, w->region_line);
+  if (KBD_UNLIKELY(w->elect_depth))
+    kbd_cpu_fault(KBD_ERR_ISSUE, file, line,
+                  "%s inside elected-lane code (KBD_ELECT_ONE entered at %s:%d): only one lane reaches it on the GPU, "
+                  "but it needs all 32 lanes of the warp",
+                  what, w->region_file, w->region_line);
+}
+
+/* Block the running warp on a wait object until kbd_cpu_wake; `desc` names the object and the awaited
+ * state for a deadlock report. */
+static inline void kbd_cpu_block(const void *obj, uint32_t arg, kbd_cpu_wait_describe desc, const char *file,
+                                 int line) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  w->state = KBD_CPU_W_BLOCKED;
+  w->wait_kind = KBD_CPU_WAIT_OBJ;
+  w->wait_obj = obj;
+  w->wait_arg = arg;
+  w->wait_desc = desc;
+  w->wait_file = file;
+  w->wait_line = line;
+  kbd_cpu_yield();
+  w->wait_kind = KBD_CPU_WAIT_NONE;
+}
+
+static inline void kbd_cpu_wake(kbd_cpu_warp *w) {
+  if (w->state == KBD_CPU_W_BLOCKED) w->state = KBD_CPU_W_READY;
+}
+
+/* A poll: yields with `spinning` set; the scheduler prefers other warps. */
+static inline void kbd_cpu_spin(const char *file, int line) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  w->spinning = 1;
+  w->wait_kind = KBD_CPU_WAIT_SPIN;
+  w->wait_file = file;
+  w->wait_line = line;
+  kbd_fiber_switch(&w->fiber, &w->cta->G->sched);
+  w->wait_kind = KBD_CPU_WAIT_NONE;
+}
+
+/* Memory writes that can release a polling warp (in this or another block) bump this counter. */
+static inline void kbd_cpu_note_progress(void) {
+  if (kbd_cpu_cur) __atomic_fetch_add(&kbd_cpu_cur->cta->L->progress, 1ull, __ATOMIC_RELEASE);
+}
+
+/* ---- named barriers (PTX bar.sync / bar.arrive semantics) ---------------------------------------------------- */
+
+/* A whole-block barrier (no thread count) after some warps exited: the GPU counts only non-exited threads
+ * and completes it without them, so the kernel "works" there while its exited warps skipped whatever
+ * the barrier was meant to order. Reported as its own misuse, at the arrival or at the exit, whichever
+ * comes second, so the report does not depend on the schedule. */
+KBD_NORETURN static inline void kbd_cpu_bar_after_exit(kbd_cpu_cta *cta, int id, const char *file, int line) {
+  char ex[160] = "";
+  size_t n = 0;
+  for (int i = 0; i < cta->nwarps && n < sizeof ex; ++i)
+    if (cta->warps[i].state == KBD_CPU_W_DONE) n += (size_t)snprintf(ex + n, sizeof ex - n, " %d", i);
+  kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
+                "whole-block barrier %d is reached while warp(s)%s have exited: the GPU completes it without the "
+                "exited threads (PTX counts only threads that have not exited), so they skip what it orders. Keep "
+                "every warp alive until its last barrier, or use a named barrier with the live thread count",
+                id, ex);
+}
+
+/* nthreads == 0 means every thread of the block, as in `bar.sync id;`. */
+static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, const char *file, int line) {
+  kbd_cpu_warp *w = kbd_cpu_cur;
+  if (!w) kbd_cpu_fault(KBD_ERR_KERNEL, file, line, "barrier called outside a kernel"); /* aborts */
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_check_collective(w, arrive_only ? "bar.arrive" : "a barrier", file, line);
+  const int all = cta->nwarps * KBD_WARP_SIZE;
+  if (id < 0 || id >= KBD_NUM_NAMED_BARRIERS)
+    kbd_cpu_fault(KBD_ERR_BARRIER, file, line, "barrier id %d is outside 0..15", id);
+  if (arrive_only && nthreads == 0)
+    kbd_cpu_fault(KBD_ERR_BARRIER, file, line, "bar.arrive on barrier %d needs an explicit thread count", id);
+  const int whole = nthreads == 0;
+  if (whole) nthreads = all;
+  if (nthreads < 0 || nthreads % KBD_WARP_SIZE != 0 || nthreads > all)
+    kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
+                  "barrier %d: thread count %d must be a multiple of 32 and at most the block's %d threads", id,
+                  nthreads, all);
+  if (whole)
+    for (int i = 0; i < cta->nwarps; ++i)
+      if (cta->warps[i].state == KBD_CPU_W_DONE) kbd_cpu_bar_after_exit(cta, id, file, line);
+  kbd_cpu_barrier *b = &cta->bars[id];
+  if (b->arrived == 0) {
+    b->expected = nthreads;
+    b->file = file;
+    b->line = line;
+    b->members = 0;
+    b->whole = whole;
+    memset(b->clk, 0, sizeof b->clk);
+  } else if (b->expected != nthreads) {
+    kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
+                  "barrier %d reached with thread count %d while the instance begun at %s:%d counts %d", id, nthreads,
+                  b->file, b->line, b->expected);
+  }
+  /* Release: the barrier carries what this warp did so far to the warps that wait on it. */
+  for (int u = 0; u < cta->nwarps; ++u)
+    if (w->clk[u] > b->clk[u]) b->clk[u] = w->clk[u];
+  b->members |= 1u << w->id;
+  b->arrived += KBD_WARP_SIZE;
+  kbd_cpu_tick(w);
+  if (b->arrived == b->expected) {
+    /* Complete: every waiter (and this warp, unless it only arrives) acquires the join; a fresh instance. */
+    for (int i = 0; i < cta->nwarps; ++i)
+      if (b->waiters & (1u << i)) {
+        kbd_cpu_acquire(&cta->warps[i], b->clk);
+        cta->warps[i].state = KBD_CPU_W_READY;
+        cta->warps[i].wait_kind = KBD_CPU_WAIT_NONE;
+      }
+    if (!arrive_only) kbd_cpu_acquire(w, b->clk);
+    b->waiters = 0;
+    b->arrived = 0;
+    kbd_cpu_yield(); /* a scheduling point, so seeds can reorder who runs first after the barrier */
+    return;
+  }
+  if (arrive_only) return;
+  b->waiters |= 1u << w->id;
+  w->state = KBD_CPU_W_BLOCKED;
+  w->wait_kind = KBD_CPU_WAIT_BAR;
+  w->wait_bar = id;
+  w->wait_file = file;
+  w->wait_line = line;
+  kbd_cpu_yield();
+}
+
+/* A warp ends: a whole-block barrier instance already waited on by others would complete on the GPU
+ * without it (see kbd_cpu_bar_after_exit). */
+static inline void kbd_cpu_warp_exit_check(kbd_cpu_warp *w) {
+  kbd_cpu_cta *cta = w->cta;
+  for (int id = 0; id < KBD_NUM_NAMED_BARRIERS; ++id) {
+    const kbd_cpu_barrier *b = &cta->bars[id];
+    if (b->arrived > 0 && b->whole && b->waiters)
+      kbd_cpu_bar_after_exit(cta, id, b->file, b->line);
+  }
+}
+
+#endif /* KBD_MODE_CPU */
+#endif /* KBD_CPU_WAIT_H */

@@ -1,0 +1,41 @@
+/* kbd/hw.h - the ONE switch between the GPU and the CPU implementation of every primitive.
+ *
+ * Each primitive that differs between the GPU and the CPU is a function (or macro) `kbd_hw_<name>` with
+ * the same signature in two files of the same name: ptx/<family>.h (inline PTX, the PTX spelling and the
+ * "PTX ISA x.y, sm_NN" requirement above it) and cpu/<family>.h (its emulation on the CPU machine). Every
+ * twin takes the call site last (KBD_SITE_PARAMS) so the CPU side can report the user's file:line.
+ * API headers include this file and call only kbd_hw_*: no inline asm and no kbd_cpu_* call outside
+ * ptx/ and cpu/ (tests/headers checks both, and that every ptx twin has a cpu twin).
+ *
+ * Values that differ per lane are passed as arrays of KBD_LANES_HELD: the thread's own value on the GPU,
+ * the 32 lanes of the running warp on the CPU (where a warp's fiber holds all its lanes).
+ * docs/adding-a-primitive.md says how to add one.
+ */
+#ifndef KBD_HW_H
+#define KBD_HW_H
+
+#include "config.h"
+
+#if KBD_MODE_CPU
+#define KBD_LANES_HELD 32 /* lanes a fragment array holds: the warp's 32 on the CPU */
+#include "cpu/atom.h"
+#include "cpu/bar.h"
+#include "cpu/lanes.h"
+#include "cpu/launch.h"
+#include "cpu/mem.h"
+#include "cpu/shfl.h"
+#include "cpu/sreg.h"
+#include "cpu/vote.h"
+#elif KBD_MODE_CUDA
+#define KBD_LANES_HELD 1 /* the thread's own */
+#include "ptx/atom.h"
+#include "ptx/bar.h"
+#include "ptx/lanes.h"
+#include "ptx/launch.h"
+#include "ptx/mem.h"
+#include "ptx/shfl.h"
+#include "ptx/sreg.h"
+#include "ptx/vote.h"
+#endif
+
+#endif /* KBD_HW_H */
