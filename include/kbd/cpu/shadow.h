@@ -55,7 +55,8 @@ typedef struct kbd_cpu_sites {
 KBD_WEAK kbd_cpu_sites kbd_cpu_sites_g = {PTHREAD_MUTEX_INITIALIZER, 0, {{NULL, 0}}};
 
 static inline uint16_t kbd_cpu_site_id(kbd_cpu_warp *w, const char *file, int line) {
-  if (w->site_file == file && w->site_line == line) return w->site_cache;
+  const unsigned slot = (unsigned)line & 15u;
+  if (w->sites[slot].file == file && w->sites[slot].line == line) return w->sites[slot].id;
   kbd_cpu_sites *S = &kbd_cpu_sites_g;
   uint16_t id = 0; /* 0: "a site the table had no room for" */
   pthread_mutex_lock(&S->mu);
@@ -70,9 +71,9 @@ static inline uint16_t kbd_cpu_site_id(kbd_cpu_warp *w, const char *file, int li
     S->v[id].line = line;
   }
   pthread_mutex_unlock(&S->mu);
-  w->site_file = file;
-  w->site_line = line;
-  w->site_cache = id;
+  w->sites[slot].file = file;
+  w->sites[slot].line = line;
+  w->sites[slot].id = id;
   return id;
 }
 

@@ -81,9 +81,13 @@ typedef struct kbd_cpu_warp {
   /* Race checker: vector clock over the CTA's warps. clk[id] is this warp's own clock; clk[u] the last
    * clock of warp u whose earlier accesses are ordered before this warp's current point. */
   uint32_t clk[KBD_CPU_MAX_WARPS];
-  uint16_t site_cache; /* last interned call site (kbd_cpu_site_id) */
-  const char *site_file;
-  int site_line;
+  /* Interned call sites (kbd_cpu_site_id), a small direct-mapped cache by line: a loop alternates between
+   * a few sites, and interning takes the process-wide lock. */
+  struct {
+    const char *file;
+    int line;
+    uint16_t id;
+  } sites[16];
   uint32_t fence_clk; /* own clock at the last fence.proxy.async (generic writes up to it are visible to
                          the async proxy) */
 } kbd_cpu_warp;
