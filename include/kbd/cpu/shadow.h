@@ -32,6 +32,10 @@
 
 #if KBD_MODE_CPU
 
+/* The per-access checks are inlined into the access (the common, clean case is a few compares); reports
+ * are out of line. */
+#define KBD_CPU_HOT __attribute__((always_inline))
+
 /* winfo bits: the writer warp in bits 0-4, then */
 #define KBD_CPU_SH_ASYNC 0x20u   /* written by the async proxy (TMA); generic reads need the completion */
 #define KBD_CPU_SH_PENDING 0x40u /* an asynchronous write has not completed yet: reading it is a bug */
@@ -201,66 +205,125 @@ KBD_NORETURN static inline void kbd_cpu_race(kbd_cpu_warp *w, const char *kind, 
 
 /* ---- the checks ------------------------------------------------------------------------------------------- */
 
-/* A read by the running warp of shared bytes [off, off + n) through a kbd primitive. */
-static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, size_t n, const char *what, kbd_cpu_elem el,
+/* The slow half of a read check: find the first bad byte of [off, off + n) and report it. */
+KBD_NORETURN static inline void kbd_cpu_shadow_read_fault(kbd_cpu_warp *w, size_t off, size_t n, const char *what,
+                                                          kbd_cpu_elem el, const char *file, int line) {
+  kbd_cpu_cta *cta = w->cta;
+  const kbd_cpu_shadow *sh = &cta->sh;
+  const uint32_t me = (uint32_t)w->id;
+  char where[192], elem[64];
+  for (size_t b = off; b < off + n; ++b) {
+    const uint32_t c = sh->wclk[b], info = sh->winfo[b], x = info & KBD_CPU_SH_WARP;
+    kbd_cpu_smem_where(cta, b, where, sizeof where);
+    kbd_cpu_elem_text(el, off, b, elem, sizeof elem);
+    if (c < sh->base)
+      kbd_cpu_fault(KBD_ERR_POISON, file, line, "%s reads never-written shared memory (%s%s)", what, where, elem);
+    if (info & KBD_CPU_SH_PENDING)
+      kbd_cpu_fault(KBD_ERR_POISON, file, line,
+                    "%s reads %s%s, which an asynchronous copy is still writing: wait for its completion first", what,
+                    where, elem);
+    if (cta->L->race_check && x != me && c > w->clk[x])
+      kbd_cpu_race(w, "read after write", what, 0, b, (int)x, 1, sh->wsite[b], el, off, file, line);
+  }
+  kbd_cpu_fault(KBD_ERR_KERNEL, file, line, "internal: shadow read check without a culprit");
+}
+
+/* Do the n entries from p all equal v? Accesses are nearly always to bytes one store wrote (same clock,
+ * writer and flags), so the checks below run once per access, not once per byte. */
+/* p[0..n) is uniform iff p[0..n-1) equals p[1..n): one overlapping memcmp, which libc does 16-32 bytes
+ * at a time, instead of a compare per entry. */
+static inline int kbd_cpu_uniform(const void *p, size_t n, size_t esize) {
+  return n <= 1 || memcmp(p, (const char *)p + esize, (n - 1) * esize) == 0;
+}
+
+/* A read by the running warp of shared bytes [off, off + n) through a kbd primitive. The report is built
+ * only on failure. */
+KBD_CPU_HOT static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, size_t n, const char *what, kbd_cpu_elem el,
                                        const char *file, int line) {
   kbd_cpu_cta *cta = w->cta;
   kbd_cpu_shadow *sh = &cta->sh;
-  const uint32_t base = sh->base, me = (uint32_t)w->id, bit = 1u << me, now = w->clk[me];
+  const uint32_t base = sh->base, me = (uint32_t)w->id;
+  const uint32_t *wclk = sh->wclk + off;
+  const uint8_t *winfo = sh->winfo + off;
   const int race = cta->L->race_check;
-  const uint16_t site = race ? kbd_cpu_site_id(w, file, line) : 0;
-  for (size_t b = off; b < off + n; ++b) {
-    const uint32_t c = sh->wclk[b];
-    if (KBD_UNLIKELY(c < base)) {
-      char where[192], elem[64] = "";
-      kbd_cpu_smem_where(cta, b, where, sizeof where);
-      kbd_cpu_elem_text(el, off, b, elem, sizeof elem);
-      kbd_cpu_fault(KBD_ERR_POISON, file, line, "%s reads never-written shared memory (%s%s)", what, where, elem);
+  const uint32_t c0 = wclk[0], i0 = winfo[0], x0 = i0 & KBD_CPU_SH_WARP;
+  if (KBD_LIKELY(kbd_cpu_uniform(wclk, n, 4) && kbd_cpu_uniform(winfo, n, 1))) {
+    if (KBD_UNLIKELY(c0 < base || (i0 & KBD_CPU_SH_PENDING) || (race && x0 != me && c0 > w->clk[x0])))
+      kbd_cpu_shadow_read_fault(w, off, n, what, el, file, line);
+  } else {
+    uint32_t bad = 0;
+    for (size_t b = 0; b < n; ++b) {
+      const uint32_t c = wclk[b], info = winfo[b], x = info & KBD_CPU_SH_WARP;
+      bad |= (uint32_t)(c < base) | (info & KBD_CPU_SH_PENDING) |
+             ((uint32_t)race & (uint32_t)(x != me) & (uint32_t)(c > w->clk[x]));
     }
-    const uint32_t info = sh->winfo[b];
-    if (KBD_UNLIKELY(info & KBD_CPU_SH_PENDING)) {
-      char where[192];
-      kbd_cpu_smem_where(cta, b, where, sizeof where);
-      kbd_cpu_fault(KBD_ERR_POISON, file, line,
-                    "%s reads %s, which an asynchronous copy is still writing: wait for its completion first", what,
-                    where);
-    }
-    if (!race) continue;
-    const uint32_t x = info & KBD_CPU_SH_WARP;
-    if (KBD_UNLIKELY(x != me && c > w->clk[x]))
-      kbd_cpu_race(w, "read after write", what, 0, b, (int)x, 1, sh->wsite[b], el, off, file, line);
-    sh->rmask[b] |= bit;
-    sh->rclk[me][b] = now;
-    sh->rsite[me][b] = site;
+    if (KBD_UNLIKELY(bad)) kbd_cpu_shadow_read_fault(w, off, n, what, el, file, line);
+  }
+  if (!race) return;
+  const uint32_t bit = 1u << me, now = w->clk[me];
+  const uint16_t site = kbd_cpu_site_id(w, file, line);
+  uint32_t *rmask = sh->rmask + off, *rclk = sh->rclk[me] + off;
+  uint16_t *rsite = sh->rsite[me] + off;
+  for (size_t b = 0; b < n; ++b) {
+    rmask[b] |= bit;
+    rclk[b] = now;
+    rsite[b] = site;
   }
 }
 
 /* A write by the running warp of shared bytes [off, off + n); flags: KBD_CPU_SH_ASYNC / _PENDING. */
-static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off, size_t n, unsigned flags, const char *what,
+KBD_CPU_HOT static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off, size_t n, unsigned flags, const char *what,
                                         kbd_cpu_elem el, const char *file, int line) {
   kbd_cpu_cta *cta = w->cta;
   kbd_cpu_shadow *sh = &cta->sh;
   const uint32_t base = sh->base, me = (uint32_t)w->id, now = w->clk[me];
+  uint32_t *wclk = sh->wclk, *rmask = sh->rmask;
+  uint8_t *winfo = sh->winfo;
+  uint16_t *wsite = sh->wsite;
   const int race = cta->L->race_check;
   const uint16_t site = race ? kbd_cpu_site_id(w, file, line) : 0;
-  for (size_t b = off; b < off + n; ++b) {
-    if (race && sh->wclk[b] >= base) {
-      const uint32_t x = sh->winfo[b] & KBD_CPU_SH_WARP;
-      if (KBD_UNLIKELY(x != me && sh->wclk[b] > w->clk[x]))
-        kbd_cpu_race(w, "write after write", what, 1, b, (int)x, 1, sh->wsite[b], el, off, file, line);
-      uint32_t m = sh->rmask[b] & ~(1u << me);
-      while (KBD_UNLIKELY(m)) {
-        const int u = __builtin_ctz(m);
-        m &= m - 1;
-        if (sh->rclk[u][b] > w->clk[u])
-          kbd_cpu_race(w, "write after read", what, 1, b, u, 0, sh->rsite[u][b], el, off, file, line);
+  if (race) {
+    const uint32_t c0 = wclk[off], x0 = winfo[off] & KBD_CPU_SH_WARP;
+    uint32_t readers = 0;
+    if (KBD_LIKELY(kbd_cpu_uniform(wclk + off, n, 4) && kbd_cpu_uniform(winfo + off, n, 1))) {
+      if (c0 >= base) {
+        if (KBD_UNLIKELY(x0 != me && c0 > w->clk[x0]))
+          kbd_cpu_race(w, "write after write", what, 1, off, (int)x0, 1, wsite[off], el, off, file, line);
+        readers = rmask[off];
+        if (!kbd_cpu_uniform(rmask + off, n, 4))
+          for (size_t b = off + 1; b < off + n; ++b)
+            readers |= rmask[b];
+      }
+    } else {
+      for (size_t b = off; b < off + n; ++b) {
+        const uint32_t c = wclk[b], x = winfo[b] & KBD_CPU_SH_WARP;
+        if (c < base) continue;
+        if (KBD_UNLIKELY(x != me && c > w->clk[x]))
+          kbd_cpu_race(w, "write after write", what, 1, b, (int)x, 1, wsite[b], el, off, file, line);
+        readers |= rmask[b];
       }
     }
-    sh->wclk[b] = now;
-    sh->winfo[b] = (uint8_t)(me | flags);
-    sh->wsite[b] = site;
-    sh->rmask[b] = 0;
+    readers &= ~(1u << me);
+    while (readers) { /* other warps read these bytes since their last write: was each read ordered before? */
+      const int u = __builtin_ctz(readers);
+      readers &= readers - 1;
+      const uint32_t *rclk = sh->rclk[u], seen = w->clk[u];
+      if (kbd_cpu_uniform(rmask + off, n, 4) && kbd_cpu_uniform(rclk + off, n, 4) && kbd_cpu_uniform(wclk + off, n, 4)) {
+        if (KBD_UNLIKELY(wclk[off] >= base && rclk[off] > seen))
+          kbd_cpu_race(w, "write after read", what, 1, off, u, 0, sh->rsite[u][off], el, off, file, line);
+        continue;
+      }
+      for (size_t b = off; b < off + n; ++b)
+        if (KBD_UNLIKELY(wclk[b] >= base && (rmask[b] >> u & 1u) && rclk[b] > seen))
+          kbd_cpu_race(w, "write after read", what, 1, b, u, 0, sh->rsite[u][b], el, off, file, line);
+    }
   }
+  for (size_t b = off; b < off + n; ++b) {
+    wclk[b] = now;
+    wsite[b] = site;
+  }
+  memset(winfo + off, (int)(me | flags), n);
+  memset(rmask + off, 0, n * sizeof *rmask);
 }
 
 /* The async proxy reads [off, off + n) (a TMA store, an MMA operand): generic writes must have been
