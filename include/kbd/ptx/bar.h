@@ -14,7 +14,11 @@
 /* barrier.sync.aligned a;  /  barrier.sync.aligned a, b;     PTX ISA 6.0, sm_30 (bar.sync: ISA 2.0) */
 KBD_DEV void kbd_hw_bar_sync(int id, int nthreads, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
-  if (nthreads == 0)
+  /* The CTA barrier (kbd_sync) with an immediate id: `bar.sync 0`, what __syncthreads emits. After
+   * inlining the test folds away whenever id and count are constants. */
+  if (id == 0 && nthreads == 0)
+    asm volatile("bar.sync 0;" ::: "memory");
+  else if (nthreads == 0)
     asm volatile("barrier.sync.aligned %0;" ::"r"(id) : "memory");
   else
     asm volatile("barrier.sync.aligned %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
