@@ -1,6 +1,6 @@
 /* race_cpu.c - cost of the CPU machine's shadow state and race checker on shared-memory traffic.
  *
- *   race_cpu [--blocks B] [--reps R] [--smoke]
+ *   race_cpu [--blocks B] [--reps R] [--only 0|1] [--smoke]     (--only: one mode, for callgrind counts)
  *
  * The kernel is a shared-memory ring (the exchange pattern of reductions and of the upcoming TMA
  * pipelines): each of 8 warps stores a 32 x 32 f32 tile (4 KiB) to its slot, all warps meet at a barrier,
@@ -61,7 +61,7 @@ static double run(const char *check, unsigned blocks, int reps, float *out, long
 
 int main(int argc, char **argv) {
   unsigned blocks = 256;
-  int reps = 5;
+  int reps = 5, only = -1;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--smoke"))
       blocks = 2, reps = 1;
@@ -69,16 +69,19 @@ int main(int argc, char **argv) {
       blocks = (unsigned)atoi(argv[++i]);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
       reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+      only = atoi(argv[++i]);
   }
   const long long n = (long long)blocks * RB_WARPS * 32;
   float *out = NULL;
   KBD_CHECK(kbd_malloc((void **)&out, (size_t)n * 32 * sizeof(float)));
-  const double on = run("1", blocks, reps, out, n), off = run("0", blocks, reps, out, n);
+  const double on = only == 0 ? 0 : run("1", blocks, reps, out, n);
+  const double off = only == 1 ? 0 : run("0", blocks, reps, out, n);
   /* Shared-memory bytes moved per launch: per warp and round one 4 KiB store and one 4 KiB load. */
   const double bytes = (double)blocks * RB_WARPS * RB_ROUNDS * 2 * 4096;
   printf("BENCH race_ring racecheck=1 blocks=%u time_ms=%.3f smem_GBps=%.3f\n", blocks, on * 1e3, bytes / on * 1e-9);
   printf("BENCH race_ring racecheck=0 blocks=%u time_ms=%.3f smem_GBps=%.3f\n", blocks, off * 1e3, bytes / off * 1e-9);
-  printf("RATIO race_ring on/off = %.2f\n", on / off);
+  if (only < 0) printf("RATIO race_ring on/off = %.2f\n", on / off);
   KBD_CHECK(kbd_free(out));
   return 0;
 }
