@@ -49,6 +49,12 @@
       kbd_hw_poll_wait(KBD_SITE);                                                                                      \
   } while (0)
 #define KBD_ONE_LANE(type, var, expr) KBD_HW_ONE_LANE(type, var, expr)
+/* Plain scalar global accesses that the CPU machine checks (bounds, never-written bytes) and records
+ * (written state): *p = v / *p. A raw `p[i] = v` works the same on the GPU but is invisible to the
+ * machine, so a later kbd load of those bytes is reported as never written. Per-thread: like any store,
+ * 32 lanes storing the same value to the same address are one value. */
+#define kbd_st_global(p, v) (kbd_hw_global_write((p), sizeof *(p), "kbd_st_global", KBD_SITE), (void)(*(p) = (v)))
+#define kbd_ld_global(p) (kbd_hw_global_read((p), sizeof *(p), "kbd_ld_global", KBD_SITE), *(p))
 #endif
 
 #endif /* KBD_ATOMIC_H */

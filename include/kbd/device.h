@@ -284,7 +284,7 @@ KBD_TILE_FN uint32_t kbd_dev_lookback_(uint64_t *status, long long tile, uint32_
     if (kbd_warp_id() == 0) {                                                                                          \
       ctype *partials = (ctype *)(p.ws + KBD_DEV_HDR_WORDS);                                                           \
       KBD_FOR_LANES(lane) {                                                                                            \
-        if (lane == 0) partials[kbd_block_x()] = part;                                                                 \
+        if (lane == 0) kbd_st_global(&partials[kbd_block_x()], part);                                                  \
       }                                                                                                                \
       /* acq_rel: our partial is visible before the ticket; the last block sees all partials. */                       \
       KBD_ONE_LANE(uint32_t, done, kbd_atomic_add_acq_rel_u32(&p.ws[1], 1u));                                          \
@@ -301,7 +301,7 @@ KBD_TILE_FN uint32_t kbd_dev_lookback_(uint64_t *status, long long tile, uint32_
       kbd_reduce(r, parts, op);                                                                                        \
       if (kbd_warp_id() == 0) {                                                                                        \
         KBD_FOR_LANES(lane) {                                                                                          \
-          if (lane == 0) *(ctype *)p.out = r;                                                                          \
+          if (lane == 0) kbd_st_global((ctype *)p.out, r);                                                             \
         }                                                                                                              \
       }                                                                                                                \
     }                                                                                                                  \

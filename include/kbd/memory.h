@@ -14,7 +14,7 @@
 #include "status.h"
 
 #if KBD_MODE_CPU
-#include "cpu/machine.h"
+#include "cpu/alloc.h"
 #else
 #include <cuda_runtime_api.h>
 #endif
@@ -33,43 +33,61 @@ static inline kbd_status kbd_cuda_status_(cudaError_t e, const char *what) {
 #endif
 
 /* Allocate `bytes` of device memory (256-byte aligned, like cudaMalloc). bytes == 0 gives a valid
- * pointer that no access may touch. */
-static inline kbd_status kbd_malloc(void **ptr, size_t bytes) {
-  if (!ptr) return kbd_status_make(KBD_ERR_INVALID, "kbd_malloc: NULL output pointer");
+ * pointer that no access may touch. CPU mode records where (kbd_malloc is a macro passing the call site)
+ * so that a bad access can name the allocation. */
+#define kbd_malloc(ptr, bytes) kbd_malloc_at((ptr), (bytes), KBD_SITE)
+static inline kbd_status kbd_malloc_at(void **ptr, size_t bytes, KBD_SITE_PARAMS) {
+  if (!ptr) return kbd_status_make(KBD_ERR_INVALID, "%s:%d: kbd_malloc: NULL output pointer", KBD_SITE_ARGS);
   *ptr = NULL;
 #if KBD_MODE_CPU
-  size_t rounded = (bytes + 255) / 256 * 256;
-  void *p = aligned_alloc(256, rounded ? rounded : 256);
-  if (!p) return kbd_status_make(KBD_ERR_OOM, "kbd_malloc: %zu bytes: out of host memory", bytes);
-  if (!kbd_cpu_register(p, bytes)) {
-    free(p);
-    return kbd_status_make(KBD_ERR_OOM, "kbd_malloc: cannot grow the allocation registry");
-  }
-  *ptr = p;
-  return kbd_status_ok();
+  return kbd_hw_malloc(ptr, bytes, KBD_SITE_ARGS);
 #else
+  KBD_SITE_UNUSED;
   return kbd_cuda_status_(cudaMalloc(ptr, bytes ? bytes : 1), "kbd_malloc");
 #endif
 }
 
-static inline kbd_status kbd_free(void *ptr) {
+/* Free device memory. CPU mode remembers where, so a later access names the use after free. */
+#define kbd_free(ptr) kbd_free_at((ptr), KBD_SITE)
+static inline kbd_status kbd_free_at(void *ptr, KBD_SITE_PARAMS) {
   if (!ptr) return kbd_status_ok();
 #if KBD_MODE_CPU
-  if (!kbd_cpu_unregister(ptr))
-    return kbd_status_make(KBD_ERR_INVALID, "kbd_free: %p was not returned by kbd_malloc (or was freed already)", ptr);
-  free(ptr);
-  return kbd_status_ok();
+  return kbd_hw_free(ptr, KBD_SITE_ARGS);
 #else
+  KBD_SITE_UNUSED;
   return kbd_cuda_status_(cudaFree(ptr), "kbd_free");
+#endif
+}
+
+/* Let kernels access host memory [ptr, ptr + bytes) directly (zero-copy; on the GPU cudaHostRegister
+ * with cudaHostRegisterMapped: with unified addressing on sm_90/sm_100 the host pointer is the device
+ * pointer). Every access crosses PCIe/NVLink-C2C on the GPU: for flags, small outputs and tests, not for
+ * bulk data. kbd_host_unregister before the memory goes away; an access after it is reported. */
+#define kbd_host_register(ptr, bytes) kbd_host_register_at((ptr), (bytes), KBD_SITE)
+#define kbd_host_unregister(ptr) kbd_host_unregister_at((ptr), KBD_SITE)
+static inline kbd_status kbd_host_register_at(void *ptr, size_t bytes, KBD_SITE_PARAMS) {
+  if (!ptr || !bytes)
+    return kbd_status_make(KBD_ERR_INVALID, "%s:%d: kbd_host_register: NULL pointer or 0 bytes", KBD_SITE_ARGS);
+#if KBD_MODE_CPU
+  return kbd_hw_host_register(ptr, bytes, KBD_SITE_ARGS);
+#else
+  KBD_SITE_UNUSED;
+  return kbd_cuda_status_(cudaHostRegister(ptr, bytes, cudaHostRegisterMapped), "kbd_host_register");
+#endif
+}
+static inline kbd_status kbd_host_unregister_at(void *ptr, KBD_SITE_PARAMS) {
+#if KBD_MODE_CPU
+  return kbd_hw_host_unregister(ptr, KBD_SITE_ARGS);
+#else
+  KBD_SITE_UNUSED;
+  return kbd_cuda_status_(cudaHostUnregister(ptr), "kbd_host_unregister");
 #endif
 }
 
 static inline kbd_status kbd_copy_(void *dst, const void *src, size_t bytes, int kind, const char *what) {
   if (bytes && (!dst || !src)) return kbd_status_make(KBD_ERR_INVALID, "%s: NULL pointer with %zu bytes", what, bytes);
 #if KBD_MODE_CPU
-  (void)kind;
-  if (bytes) memmove(dst, src, bytes);
-  return kbd_status_ok();
+  return kbd_hw_copy(dst, src, bytes, kind, what);
 #else
   return kbd_cuda_status_(cudaMemcpy(dst, src, bytes, (enum cudaMemcpyKind)kind), what);
 #endif
@@ -98,8 +116,7 @@ static inline kbd_status kbd_copy_on_device(void *dst, const void *src, size_t b
 static inline kbd_status kbd_memset_device(void *ptr, int byte, size_t bytes) {
   if (bytes && !ptr) return kbd_status_make(KBD_ERR_INVALID, "kbd_memset_device: NULL pointer");
 #if KBD_MODE_CPU
-  if (bytes) memset(ptr, byte, bytes);
-  return kbd_status_ok();
+  return kbd_hw_memset(ptr, byte, bytes);
 #else
   return kbd_cuda_status_(cudaMemset(ptr, byte, bytes), "kbd_memset_device");
 #endif

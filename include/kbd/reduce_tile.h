@@ -286,7 +286,7 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
       for (int l = 0; l < L; ++l)
         ex[j * L + l] = (KBD__RT_LANE(l) & (gw - 1)) == 0 ? pad : y[l];
       kbd_hw_shfl_b32(KBD_SHFL_IDX, &gt[j * L], r, (uint32_t)(gw - 1), ((uint32_t)(32 - gw) << 8) | KBD_SHFL_C, file,
-                        line);
+                      line);
     } else {
       for (int l = 0; l < L; ++l) {
         ex[j * L + l] = pad;

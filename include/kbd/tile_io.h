@@ -95,6 +95,14 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
   if (nrows > 1 && ld < ncols)
     KBD_HW_FAULT(KBD_ERR_INVALID, file, line, "%s: leading dimension %lld is smaller than the %lld columns", what, ld,
                  ncols);
+  if (!is_smem) { /* the span the tile touches (clipped to the tensor), for a report of its full extent */
+    const long long rlo = r0 > 0 ? r0 : 0, rhi = r0 + s.rows < nrows ? r0 + s.rows : nrows;
+    const long long clo = c0 > 0 ? c0 : 0, chi = c0 + s.cols < ncols ? c0 + s.cols : ncols;
+    if (rlo < rhi && clo < chi) {
+      char *lo = mem + (rlo * ld + clo) * es, *hi = mem + ((rhi - 1) * ld + chi) * es;
+      kbd_hw_global_range(lo, (size_t)(hi - lo), what, file, line);
+    }
+  }
 #if KBD_MODE_CPU
   /* Emulator fast path (no GPU counterpart needed: it moves the same bytes). In a ROW tile whose rows hold
    * whole warp runs (cols a multiple of 32*vec), the 32 lanes' chunk j of a warp is one contiguous run of

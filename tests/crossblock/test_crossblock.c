@@ -57,8 +57,8 @@ static void run_chain(unsigned nblocks, int reverse, const char *threads, const 
   uint32_t *flags, *order;
   assert_true(kbd_ok(kbd_malloc((void **)&flags, nblocks * sizeof *flags)));
   assert_true(kbd_ok(kbd_malloc((void **)&order, nblocks * sizeof *order)));
-  memset(flags, 0, nblocks * sizeof *flags);
-  memset(order, 0, nblocks * sizeof *order);
+  assert_true(kbd_ok(kbd_memset_device(flags, 0, nblocks * sizeof *flags)));
+  assert_true(kbd_ok(kbd_memset_device(order, 0, nblocks * sizeof *order)));
   chain_params p = {flags, order, reverse};
   kbd_status s = chain(kbd_cfg_1d(nblocks), p);
   assert_int_equal(s.code, KBD_OK);
@@ -95,7 +95,7 @@ static void test_cycle_is_reported(void **state) {
     setenv("KBD_CPU_THREADS", threads[t], 1);
     uint32_t *flags;
     assert_true(kbd_ok(kbd_malloc((void **)&flags, 2 * sizeof *flags)));
-    memset(flags, 0, 2 * sizeof *flags);
+    assert_true(kbd_ok(kbd_memset_device(flags, 0, 2 * sizeof *flags)));
     cycle_params p = {flags};
     kbd_status s = cycle(kbd_cfg_1d(2), p);
     assert_int_equal(s.code, KBD_ERR_DEADLOCK);

@@ -39,7 +39,8 @@ static int gb_setup(void **state) {
   mt_group_setup(state);
   gb_fixture *f = (gb_fixture *)calloc(1, sizeof *f);
   if (!f) return -1;
-  for (int i = 0; i < ALLOC_N; ++i) f->host_in[i] = (float)(i + 1);
+  for (int i = 0; i < ALLOC_N; ++i)
+    f->host_in[i] = (float)(i + 1);
   if (!kbd_ok(kbd_malloc((void **)&f->in, ALLOC_N * sizeof(float)))) return -1;
   if (!kbd_ok(kbd_malloc((void **)&f->out, ALLOC_N * sizeof(float)))) return -1;
   if (!kbd_ok(kbd_copy_to_device(f->in, f->host_in, sizeof f->host_in))) return -1;
@@ -64,7 +65,7 @@ static void test_load_past_allocation(void **state) {
   kbd_status s = run_copy(f, TN, ALLOC_N, 0); /* 128 floats read from a 100-float allocation */
   MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
   MT_ASSERT_AT(s, MT_LINE(gb_load_line));
-  MT_ASSERT_HAS(s, "kbd_load touches bytes [0, 512) of a 400-byte allocation made by kbd_malloc");
+  MT_ASSERT_HAS(s, "kbd_load touches bytes [0, 512) of a 400-byte allocation (base");
   /* n beyond the allocation but a tile window that ends before its end is fine ... */
   MT_ASSERT_OK(run_copy(f, 1000, ALLOC_N, -40));
   /* ... one that ends 4 bytes past it is not */
@@ -78,7 +79,7 @@ static void test_store_past_allocation(void **state) {
   kbd_status s = run_copy(f, ALLOC_N, TN, 0);
   MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
   MT_ASSERT_AT(s, MT_LINE(gb_store_line));
-  MT_ASSERT_HAS(s, "kbd_store touches bytes [0, 512) of a 400-byte allocation made by kbd_malloc");
+  MT_ASSERT_HAS(s, "kbd_store touches bytes [0, 512) of a 400-byte allocation (base");
 }
 
 static void test_masked_access_within_allocation(void **state) {
@@ -87,12 +88,14 @@ static void test_masked_access_within_allocation(void **state) {
   MT_ASSERT_OK(kbd_memset_device(f->out, 0, ALLOC_N * sizeof(float)));
   MT_ASSERT_OK(run_copy(f, ALLOC_N, ALLOC_N, 0)); /* the tile hangs 28 floats over n: masked */
   MT_ASSERT_OK(kbd_copy_to_host(host, f->out, sizeof host));
-  for (int i = 0; i < ALLOC_N; ++i) assert_true(host[i] == 2.0f * (float)(i + 1));
+  for (int i = 0; i < ALLOC_N; ++i)
+    assert_true(host[i] == 2.0f * (float)(i + 1));
   /* a window starting 28 floats before the array: elements 0..99 of the tile map to -28..99 */
   MT_ASSERT_OK(kbd_memset_device(f->out, 0, ALLOC_N * sizeof(float)));
   MT_ASSERT_OK(run_copy(f, ALLOC_N, ALLOC_N, -28));
   MT_ASSERT_OK(kbd_copy_to_host(host, f->out, sizeof host));
-  for (int i = 0; i < ALLOC_N; ++i) assert_true(host[i] == 2.0f * (float)(i + 1));
+  for (int i = 0; i < ALLOC_N; ++i)
+    assert_true(host[i] == 2.0f * (float)(i + 1));
 }
 
 static void test_free_errors(void **state) {
@@ -150,6 +153,79 @@ static void test_zero_byte_allocation(void **state) {
   MT_ASSERT_OK(kbd_free(out));
 }
 
+/* ---- accesses outside every live allocation, and reads of never-written bytes ------------------------------
+ * Each is its own diagnostic naming the allocation, caught in the first run. */
+static kbd_status run_on(const float *in, long long n, float *out) {
+  gb_params p = {in, out, n, n, 0};
+  return copy2_k(kbd_cfg(kbd_dim(1, 1, 1), 0, NULL), p);
+}
+
+static void test_wholly_past_the_end(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  float *big = NULL; /* 1 MiB: its own mapping, nothing of ours right after it */
+  MT_ASSERT_OK(kbd_malloc((void **)&big, 1 << 20));
+  kbd_status s = run_on(big + (1 << 18) + 16, TN, f->out);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, MT_LINE(gb_load_line));
+  MT_ASSERT_HAS(s, "64 bytes past the end of the 1048576-byte allocation");
+  MT_ASSERT_HAS(s, "allocated at " __FILE__);
+  MT_ASSERT_OK(kbd_free(big));
+}
+
+static void test_straddling_the_start(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  kbd_status s = run_on(f->in - 4, TN, f->out);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_HAS(s, "kbd_load touches bytes [-16, 496) of a 400-byte allocation");
+}
+
+static void test_use_after_free(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  float *tmp = NULL;
+  MT_ASSERT_OK(kbd_malloc((void **)&tmp, TN * sizeof(float)));
+  MT_ASSERT_OK(kbd_copy_to_device(tmp, f->host_in, ALLOC_N * sizeof(float)));
+  MT_ASSERT_OK(kbd_free(tmp));
+  kbd_status s = run_on(tmp, ALLOC_N, f->out);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, MT_LINE(gb_load_line));
+  MT_ASSERT_HAS(s, "that was freed: allocated at " __FILE__);
+  MT_ASSERT_HAS(s, "(use after free");
+}
+
+static void test_host_pointer(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  static float host[TN];
+  kbd_status s = run_on(host, ALLOC_N, f->out);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_HAS(s, "which is not device memory from kbd_malloc (a host pointer?");
+  /* Mapped host memory is device-accessible, until it is unregistered. */
+  MT_ASSERT_OK(kbd_host_register(host, sizeof host));
+  MT_ASSERT_OK(run_on(host, ALLOC_N, f->out));
+  MT_ASSERT_OK(kbd_host_unregister(host));
+  s = run_on(host, ALLOC_N, f->out);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_HAS(s, "after kbd_host_unregister");
+}
+
+static void test_never_written_read(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  float *fresh = NULL;
+  MT_ASSERT_OK(kbd_malloc((void **)&fresh, ALLOC_N * sizeof(float)));
+  kbd_status s = run_on(fresh, ALLOC_N, f->out);
+  MT_ASSERT_CODE(s, KBD_ERR_POISON);
+  MT_ASSERT_AT(s, MT_LINE(gb_load_line));
+  MT_ASSERT_HAS(s, "reads never-written global memory: byte 0 of the 400-byte allocation");
+  /* Half written by a copy: the first never-written byte is named. */
+  MT_ASSERT_OK(kbd_copy_to_device(fresh, f->host_in, 50 * sizeof(float)));
+  s = run_on(fresh, ALLOC_N, f->out);
+  MT_ASSERT_CODE(s, KBD_ERR_POISON);
+  MT_ASSERT_HAS(s, "byte 200 of the 400-byte allocation");
+  /* Written by a kernel store: readable. */
+  MT_ASSERT_OK(run_on(f->in, ALLOC_N, fresh));
+  MT_ASSERT_OK(run_on(fresh, ALLOC_N, f->out));
+  MT_ASSERT_OK(kbd_free(fresh));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_load_past_allocation, gb_setup, gb_teardown),
@@ -157,6 +233,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_masked_access_within_allocation, gb_setup, gb_teardown),
       MT_TEST(test_free_errors),
       MT_TEST(test_zero_byte_allocation),
+      cmocka_unit_test_setup_teardown(test_wholly_past_the_end, gb_setup, gb_teardown),
+      cmocka_unit_test_setup_teardown(test_straddling_the_start, gb_setup, gb_teardown),
+      cmocka_unit_test_setup_teardown(test_use_after_free, gb_setup, gb_teardown),
+      cmocka_unit_test_setup_teardown(test_host_pointer, gb_setup, gb_teardown),
+      cmocka_unit_test_setup_teardown(test_never_written_read, gb_setup, gb_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

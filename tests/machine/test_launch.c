@@ -17,6 +17,12 @@
 
 #include "machine_test.h"
 
+/* Buffers live in host memory, mapped for the kernels (kt_host.h). */
+#include "kt_host.h"
+#define malloc(n) kt_host_alloc(n)
+#define free(p) kt_host_free(p)
+
+
 #define SMEM_LIMIT (227u * 1024u)
 
 /* ---- grid and thread-count limits -------------------------------------------------------------------------- */
@@ -180,6 +186,7 @@ KBD_KERNEL(smem_limit_k, 32, sm_params) {
 static void test_dynamic_smem_limit(void **state) {
   (void)state;
   float out[32];
+  KT_HOST_SCOPE(out);
   sm_params p = {SM_DYN_ENDS, out};
   kbd_status s = smem_limit_k(kbd_cfg(kbd_dim(1, 1, 1), SMEM_LIMIT + 1, NULL), p);
   MT_ASSERT_CODE(s, KBD_ERR_INVALID);
@@ -192,6 +199,7 @@ static void test_dynamic_smem_limit(void **state) {
 static void test_static_plus_dynamic_smem_limit(void **state) {
   (void)state;
   float out[32];
+  KT_HOST_SCOPE(out);
   sm_params p = {SM_STATIC_32F, out};
   /* 128 static bytes at the 16-aligned end of the dynamic area: SMEM_LIMIT - 64 leaves 64 bytes. */
   kbd_status s = smem_limit_k(kbd_cfg(kbd_dim(1, 1, 1), SMEM_LIMIT - 64, NULL), p);

@@ -14,6 +14,12 @@
 
 #include <cmocka.h>
 
+/* Buffers live in host memory, mapped for the kernels (kt_host.h). */
+#include "kt_host.h"
+#define malloc(n) kt_host_alloc(n)
+#define free(p) kt_host_free(p)
+
+
 /* ---- reference semantics ----------------------------------------------------------------------------- */
 
 static uint32_t bits(float x) {
@@ -220,6 +226,8 @@ static void test_minmax_rules(void **st) {
   assert_true(kbd_fmax_ptx(-INFINITY, INFINITY) == INFINITY && kbd_fmin_ptx(-INFINITY, INFINITY) == -INFINITY);
   set_env(0, 1);
   float x[32], out[3];
+  KT_HOST_SCOPE(x);
+  KT_HOST_SCOPE(out);
   for (int i = 0; i < 32; ++i) x[i] = (i % 3) ? -0.0f : NAN;
   x[17] = 0.0f;
   lanes_params p = {x, NULL, out, NULL, KBD_RED_MAX};
@@ -287,6 +295,8 @@ static void test_scalar_i32(void **st) {
   run_scalar_i32(red1024_i32, 1024, 1);
   /* The wrap is real: 32 x INT32_MAX. */
   int32_t x[32], out[2];
+  KT_HOST_SCOPE(x);
+  KT_HOST_SCOPE(out);
   for (int i = 0; i < 32; ++i) x[i] = INT32_MAX;
   lanes_params p = {NULL, x, NULL, out, KBD_RED_SUM};
   assert_int_equal(red32_i32(kbd_cfg_1d(1), p).code, KBD_OK);
@@ -368,6 +378,7 @@ static void test_tile_f32(void **st) {
   static const long long ns[] = {0, 1, 31, 32, 33, 1023, 1024, 1025, 5000};
   float *x = (float *)malloc(sizeof(float) * 5000);
   float out[8];
+  KT_HOST_SCOPE(out);
   for (int c = 0; c < 9; ++c)
     for (int kind = 0; kind <= 1; ++kind)
       for (int op = KBD_RED_SUM; op <= KBD_RED_MIN; ++op) {
@@ -396,6 +407,7 @@ static void test_tile_bf16_i32(void **st) {
   (void)st;
   set_env(5, 2);
   kbd_bf16 xb[1000];
+  KT_HOST_SCOPE(xb);
   double dsum = 0;
   for (int i = 0; i < 1000; ++i) {
     const float v = (float)(i % 37) * 0.25f - 3.0f; /* exact in bf16; all partial sums exact in f32 */
@@ -403,11 +415,14 @@ static void test_tile_bf16_i32(void **st) {
     dsum += v;
   }
   float out[1];
+  KT_HOST_SCOPE(out);
   tile_params p = {xb, 1000, out, NULL, KBD_RED_SUM};
   assert_int_equal(tile_bf16_warp(kbd_cfg_1d(1), p).code, KBD_OK);
   assert_true((double)out[0] == dsum);
 
   int32_t xi[1000], oi[16];
+  KT_HOST_SCOPE(xi);
+  KT_HOST_SCOPE(oi);
   for (int i = 0; i < 1000; ++i) xi[i] = (int32_t)((uint32_t)i * 2654435761u);
   tile_params q = {xi, 1000, NULL, oi, KBD_RED_MIN};
   assert_int_equal(tile_i32_wg(kbd_cfg_1d(1), q).code, KBD_OK);
@@ -440,6 +455,7 @@ static void test_misuse(void **st) {
   set_env(0, 1);
   setenv("KBD_CPU_QUIET", "1", 1);
   float out[4];
+  KT_HOST_SCOPE(out);
   lanes_params p = {NULL, NULL, out, NULL, KBD_RED_SUM};
   kbd_status s = misuse(kbd_cfg_1d(1), p);
   unsetenv("KBD_CPU_QUIET");

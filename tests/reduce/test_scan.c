@@ -14,6 +14,12 @@
 
 #include <cmocka.h>
 
+/* Buffers live in host memory, mapped for the kernels (kt_host.h). */
+#include "kt_host.h"
+#define malloc(n) kt_host_alloc(n)
+#define free(p) kt_host_free(p)
+
+
 static uint32_t bits(float x) {
   uint32_t u;
   memcpy(&u, &x, 4);

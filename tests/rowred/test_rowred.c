@@ -22,6 +22,12 @@
 
 #include "rowred_ref.h"
 
+/* Buffers live in host memory, mapped for the kernels (kt_host.h). */
+#include "kt_host.h"
+#define malloc(n) kt_host_alloc(n)
+#define free(p) kt_host_free(p)
+
+
 /* ---- kernels: one per (dtype, shape, scope, layout, block size) ------------------------------------------ */
 
 typedef struct {
@@ -391,6 +397,7 @@ static void test_misuse(void **st) {
   set_env(0, 1);
   setenv("KBD_CPU_QUIET", "1", 1);
   float out[64];
+  KT_HOST_SCOPE(out);
   rp p = {NULL, NULL, NULL, out, out, NULL, NULL, NULL, KBD_RED_SUM, 1};
   kbd_status s = misuse_cols(kbd_cfg_1d(1), p);
   assert_int_equal(s.code, KBD_ERR_DEADLOCK); /* warpgroup barrier (counted): the GPU hangs too */

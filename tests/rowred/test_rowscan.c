@@ -17,6 +17,12 @@
 
 #include "rowred_ref.h"
 
+/* Buffers live in host memory, mapped for the kernels (kt_host.h). */
+#include "kt_host.h"
+#define malloc(n) kt_host_alloc(n)
+#define free(p) kt_host_free(p)
+
+
 typedef struct {
   const void *x; /* [instance][R][C], input dtype */
   void *y;       /* [instance][R][C], output dtype */
@@ -277,6 +283,9 @@ KBD_KERNEL(eq_scan, 32, eq_params) {
 static void test_matches_kbd_scan(void **st) {
   (void)st;
   float x[512], a[512], b[512], ta, tb;
+  KT_HOST_SCOPE(x);
+  KT_HOST_SCOPE(a);
+  KT_HOST_SCOPE(b);
   srand(11);
   for (int i = 0; i < 512; ++i)
     x[i] = (float)(rand() % 20001 - 10000) / 97.0f;
@@ -304,6 +313,7 @@ static void test_misuse(void **st) {
   set_env(0, 1);
   setenv("KBD_CPU_QUIET", "1", 1);
   float y[512];
+  KT_HOST_SCOPE(y);
   sp p = {NULL, y, NULL, NULL, NULL, KBD_RED_SUM, 0};
   const kbd_status s = scan_misuse(kbd_cfg_1d(1), p);
   unsetenv("KBD_CPU_QUIET");

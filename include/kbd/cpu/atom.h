@@ -30,7 +30,9 @@ static inline float kbd_cpu_ftz_(float x) {
   memcpy(&x, &u, 4);
   return x;
 }
-static inline float kbd_cpu_atom_add_f32_value(float a, float b) { return kbd_cpu_ftz_(kbd_cpu_ftz_(a) + kbd_cpu_ftz_(b)); }
+static inline float kbd_cpu_atom_add_f32_value(float a, float b) {
+  return kbd_cpu_ftz_(kbd_cpu_ftz_(a) + kbd_cpu_ftz_(b));
+}
 
 static inline void kbd_cpu_per_thread(const char *what, KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
@@ -56,30 +58,30 @@ static inline void kbd_cpu_polled(const void *p, uint64_t v, KBD_SITE_PARAMS) {
 }
 
 static inline uint32_t kbd_hw_ld_acquire_u32(const uint32_t *p, KBD_SITE_PARAMS) {
-  kbd_cpu_check_global(p, p + 1, KBD_SITE_ARGS, "kbd_ld_acquire_u32");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_READ, KBD_SITE_ARGS, "kbd_ld_acquire_u32");
   const uint32_t v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
   kbd_cpu_polled(p, v, KBD_SITE_ARGS);
   return v;
 }
 static inline uint64_t kbd_hw_ld_acquire_u64(const uint64_t *p, KBD_SITE_PARAMS) {
-  kbd_cpu_check_global(p, p + 1, KBD_SITE_ARGS, "kbd_ld_acquire_u64");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_READ, KBD_SITE_ARGS, "kbd_ld_acquire_u64");
   const uint64_t v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
   kbd_cpu_polled(p, v, KBD_SITE_ARGS);
   return v;
 }
 static inline void kbd_hw_st_release_u32(uint32_t *p, uint32_t v, KBD_SITE_PARAMS) {
-  kbd_cpu_check_global(p, p + 1, KBD_SITE_ARGS, "kbd_st_release_u32");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_WRITE, KBD_SITE_ARGS, "kbd_st_release_u32");
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
   kbd_cpu_note_progress();
 }
 static inline void kbd_hw_st_release_u64(uint64_t *p, uint64_t v, KBD_SITE_PARAMS) {
-  kbd_cpu_check_global(p, p + 1, KBD_SITE_ARGS, "kbd_st_release_u64");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_WRITE, KBD_SITE_ARGS, "kbd_st_release_u64");
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
   kbd_cpu_note_progress();
 }
 static inline uint32_t kbd_hw_atomic_add_u32(uint32_t *p, uint32_t v, KBD_SITE_PARAMS) {
   kbd_cpu_per_thread("kbd_atomic_add_u32", KBD_SITE_ARGS);
-  kbd_cpu_check_global(p, p + 1, KBD_SITE_ARGS, "kbd_atomic_add_u32");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW, KBD_SITE_ARGS, "kbd_atomic_add_u32");
   const uint32_t old = __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
   kbd_cpu_note_progress();
   kbd_cpu_polled(p, old, KBD_SITE_ARGS);
@@ -87,7 +89,7 @@ static inline uint32_t kbd_hw_atomic_add_u32(uint32_t *p, uint32_t v, KBD_SITE_P
 }
 static inline uint32_t kbd_hw_atomic_add_acq_rel_u32(uint32_t *p, uint32_t v, KBD_SITE_PARAMS) {
   kbd_cpu_per_thread("kbd_atomic_add_acq_rel_u32", KBD_SITE_ARGS);
-  kbd_cpu_check_global(p, p + 1, KBD_SITE_ARGS, "kbd_atomic_add_acq_rel_u32");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW, KBD_SITE_ARGS, "kbd_atomic_add_acq_rel_u32");
   const uint32_t old = __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
   kbd_cpu_note_progress();
   kbd_cpu_polled(p, old, KBD_SITE_ARGS);
@@ -95,7 +97,7 @@ static inline uint32_t kbd_hw_atomic_add_acq_rel_u32(uint32_t *p, uint32_t v, KB
 }
 static inline uint64_t kbd_hw_atomic_add_u64(uint64_t *p, uint64_t v, KBD_SITE_PARAMS) {
   kbd_cpu_per_thread("kbd_atomic_add_u64", KBD_SITE_ARGS);
-  kbd_cpu_check_global(p, p + 1, KBD_SITE_ARGS, "kbd_atomic_add_u64");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW, KBD_SITE_ARGS, "kbd_atomic_add_u64");
   const uint64_t old = __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
   kbd_cpu_note_progress();
   kbd_cpu_polled(p, old, KBD_SITE_ARGS);
@@ -103,7 +105,7 @@ static inline uint64_t kbd_hw_atomic_add_u64(uint64_t *p, uint64_t v, KBD_SITE_P
 }
 static inline float kbd_hw_atomic_add_f32(float *p, float v, KBD_SITE_PARAMS) {
   kbd_cpu_per_thread("kbd_atomic_add_f32", KBD_SITE_ARGS);
-  kbd_cpu_check_global(p, p + 1, KBD_SITE_ARGS, "kbd_atomic_add_f32");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW, KBD_SITE_ARGS, "kbd_atomic_add_f32");
   uint32_t *u = (uint32_t *)(void *)p, old = __atomic_load_n(u, __ATOMIC_RELAXED), nu;
   do {
     float f, g;

@@ -41,12 +41,12 @@ static inline void kbd_cpu_elect_cleanup(int *unused) {
 }
 
 #define KBD_HW_FOR_LANES(lane)                                                                                         \
-  for (int lane = 0, kbd_lanes_mark_ __attribute__((cleanup(kbd_cpu_lanes_cleanup))) =                                 \
-                         kbd_cpu_lanes_enter(__FILE__, __LINE__);                                                      \
+  for (int lane = 0,                                                                                                   \
+           kbd_lanes_mark_ __attribute__((cleanup(kbd_cpu_lanes_cleanup))) = kbd_cpu_lanes_enter(__FILE__, __LINE__);  \
        lane < KBD_WARP_SIZE; ++lane, (void)kbd_lanes_mark_)
 
 #define KBD_HW_ELECT_ONE                                                                                               \
-  for (int kbd_elect_once_ __attribute__((cleanup(kbd_cpu_elect_cleanup))) = kbd_cpu_elect_enter(__FILE__, __LINE__); \
+  for (int kbd_elect_once_ __attribute__((cleanup(kbd_cpu_elect_cleanup))) = kbd_cpu_elect_enter(__FILE__, __LINE__);  \
        kbd_elect_once_; kbd_elect_once_ = 0)
 
 #endif /* KBD_MODE_CPU */

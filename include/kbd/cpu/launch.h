@@ -9,7 +9,7 @@
 
 #if KBD_MODE_CPU
 
-#define KBD_HW_KERNEL(name, threads, P)                                                                                   \
+#define KBD_HW_KERNEL(name, threads, P)                                                                                \
   KBD_STATIC_ASSERT((threads) % 32 == 0 && (threads) >= 32 && (threads) <= 1024, KBD__THREADS_RULE);                   \
   static void name##_kbd_body(P p, const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1]);                              \
   static void name##_kbd_entry(const void *kbd_params_) { name##_kbd_body(*(const P *)kbd_params_, NULL); }            \

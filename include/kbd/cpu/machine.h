@@ -14,13 +14,13 @@
 #ifndef KBD_CPU_MACHINE_H
 #define KBD_CPU_MACHINE_H
 
-#include "state.h"
-#include "report.h"
-#include "shadow.h"
-#include "wait.h"
-#include "sched.h"
-#include "pool.h"
-#include "smem.h"
 #include "global.h"
+#include "pool.h"
+#include "report.h"
+#include "sched.h"
+#include "shadow.h"
+#include "smem.h"
+#include "state.h"
+#include "wait.h"
 
 #endif /* KBD_CPU_MACHINE_H */

@@ -26,21 +26,26 @@ static inline void *kbd_hw_dynamic_smem(void) { return kbd_cpu_self()->cta->smem
 /* A check the CPU machine makes: fail the launch with `code` and a message at file:line. */
 #define KBD_HW_FAULT(code, file, line, ...) kbd_cpu_fault((code), (file), (line), __VA_ARGS__)
 
-static inline void kbd_hw_smem_read(const void *p, size_t bytes, int esize, const char *what, long long row, long long col,
-                                    KBD_SITE_PARAMS) {
+static inline void kbd_hw_smem_read(const void *p, size_t bytes, int esize, const char *what, long long row,
+                                    long long col, KBD_SITE_PARAMS) {
   kbd_cpu_elem el = {row, col, esize};
   kbd_cpu_smem_read(p, bytes, what, el, KBD_SITE_ARGS);
 }
-static inline void kbd_hw_smem_write(const void *p, size_t bytes, int esize, const char *what, long long row, long long col,
-                                     KBD_SITE_PARAMS) {
+static inline void kbd_hw_smem_write(const void *p, size_t bytes, int esize, const char *what, long long row,
+                                     long long col, KBD_SITE_PARAMS) {
   kbd_cpu_elem el = {row, col, esize};
   kbd_cpu_smem_write(p, bytes, what, el, KBD_SITE_ARGS);
 }
+/* Bounds of a whole range at once (a tile's span, gaps between rows included): one report naming the
+ * tile's full extent instead of its first bad chunk. */
+static inline void kbd_hw_global_range(const void *p, size_t bytes, const char *what, KBD_SITE_PARAMS) {
+  kbd_cpu_global_access(p, bytes, KBD_CPU_G_BOUNDS, KBD_SITE_ARGS, what);
+}
 static inline void kbd_hw_global_read(const void *p, size_t bytes, const char *what, KBD_SITE_PARAMS) {
-  kbd_cpu_check_global(p, (const char *)p + bytes, KBD_SITE_ARGS, what);
+  kbd_cpu_global_access(p, bytes, KBD_CPU_G_READ, KBD_SITE_ARGS, what);
 }
 static inline void kbd_hw_global_write(const void *p, size_t bytes, const char *what, KBD_SITE_PARAMS) {
-  kbd_cpu_check_global(p, (const char *)p + bytes, KBD_SITE_ARGS, what);
+  kbd_cpu_global_access(p, bytes, KBD_CPU_G_WRITE, KBD_SITE_ARGS, what);
 }
 
 static inline void kbd_hw_fence_proxy_async(KBD_SITE_PARAMS) {

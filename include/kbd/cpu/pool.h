@@ -121,23 +121,24 @@ static inline void *kbd_cpu_worker(void *arg) {
 typedef struct kbd_cpu_pool {
   pthread_mutex_t mu;
   pthread_cond_t go, done;
-  long pid;              /* process that owns the threads */
-  int nthreads;          /* pool threads alive */
-  int busy;              /* a launch is using the pool */
-  unsigned long gen;     /* job generation */
+  long pid;          /* process that owns the threads */
+  int nthreads;      /* pool threads alive */
+  int busy;          /* a launch is using the pool */
+  unsigned long gen; /* job generation */
   int want, taken, running;
   kbd_cpu_launch *job;
 } kbd_cpu_pool;
 
-KBD_WEAK kbd_cpu_pool kbd_cpu_pool_g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                                        PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, NULL};
+KBD_WEAK kbd_cpu_pool kbd_cpu_pool_g = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0, NULL};
 
 static inline void *kbd_cpu_pool_main(void *arg) {
   kbd_cpu_pool *P = (kbd_cpu_pool *)arg;
   pthread_mutex_lock(&P->mu);
   unsigned long seen = 0;
   for (;;) {
-    while (P->gen == seen) pthread_cond_wait(&P->go, &P->mu);
+    while (P->gen == seen)
+      pthread_cond_wait(&P->go, &P->mu);
     seen = P->gen;
     if (P->taken >= P->want) continue;
     P->taken++;
@@ -154,8 +155,17 @@ static inline void *kbd_cpu_pool_main(void *arg) {
 static inline int kbd_cpu_pool_run(kbd_cpu_launch *L, int extra) {
   kbd_cpu_pool *P = &kbd_cpu_pool_g;
   if (P->pid != (long)getpid()) { /* first use, or a child after fork(): the threads are not ours */
-    const kbd_cpu_pool fresh = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                                (long)getpid(), 0, 0, 0, 0, 0, 0, NULL};
+    const kbd_cpu_pool fresh = {PTHREAD_MUTEX_INITIALIZER,
+                                PTHREAD_COND_INITIALIZER,
+                                PTHREAD_COND_INITIALIZER,
+                                (long)getpid(),
+                                0,
+                                0,
+                                0,
+                                0,
+                                0,
+                                0,
+                                NULL};
     *P = fresh;
   }
   pthread_mutex_lock(&P->mu);
@@ -181,7 +191,8 @@ static inline int kbd_cpu_pool_run(kbd_cpu_launch *L, int extra) {
   pthread_mutex_unlock(&P->mu);
   kbd_cpu_worker(L);
   pthread_mutex_lock(&P->mu);
-  while (P->running > 0) pthread_cond_wait(&P->done, &P->mu);
+  while (P->running > 0)
+    pthread_cond_wait(&P->done, &P->mu);
   P->busy = 0;
   P->job = NULL;
   pthread_mutex_unlock(&P->mu);

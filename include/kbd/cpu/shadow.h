@@ -238,8 +238,8 @@ static inline int kbd_cpu_uniform(const void *p, size_t n, size_t esize) {
 
 /* A read by the running warp of shared bytes [off, off + n) through a kbd primitive. The report is built
  * only on failure. */
-KBD_CPU_HOT static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, size_t n, const char *what, kbd_cpu_elem el,
-                                       const char *file, int line) {
+KBD_CPU_HOT static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, size_t n, const char *what,
+                                                   kbd_cpu_elem el, const char *file, int line) {
   kbd_cpu_cta *cta = w->cta;
   kbd_cpu_shadow *sh = &cta->sh;
   const uint32_t base = sh->base, me = (uint32_t)w->id;
@@ -272,8 +272,8 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, 
 }
 
 /* A write by the running warp of shared bytes [off, off + n); flags: KBD_CPU_SH_ASYNC / _PENDING. */
-KBD_CPU_HOT static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off, size_t n, unsigned flags, const char *what,
-                                        kbd_cpu_elem el, const char *file, int line) {
+KBD_CPU_HOT static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off, size_t n, unsigned flags,
+                                                    const char *what, kbd_cpu_elem el, const char *file, int line) {
   kbd_cpu_cta *cta = w->cta;
   kbd_cpu_shadow *sh = &cta->sh;
   const uint32_t base = sh->base, me = (uint32_t)w->id, now = w->clk[me];
@@ -308,7 +308,8 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off,
       const int u = __builtin_ctz(readers);
       readers &= readers - 1;
       const uint32_t *rclk = sh->rclk[u], seen = w->clk[u];
-      if (kbd_cpu_uniform(rmask + off, n, 4) && kbd_cpu_uniform(rclk + off, n, 4) && kbd_cpu_uniform(wclk + off, n, 4)) {
+      if (kbd_cpu_uniform(rmask + off, n, 4) && kbd_cpu_uniform(rclk + off, n, 4) &&
+          kbd_cpu_uniform(wclk + off, n, 4)) {
         if (KBD_UNLIKELY(wclk[off] >= base && rclk[off] > seen))
           kbd_cpu_race(w, "write after read", what, 1, off, u, 0, sh->rsite[u][off], el, off, file, line);
         continue;
@@ -328,8 +329,8 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off,
 
 /* The async proxy reads [off, off + n) (a TMA store, an MMA operand): generic writes must have been
  * fenced by their writer (fence.proxy.async) and be ordered before this point. */
-static inline void kbd_cpu_shadow_async_read(kbd_cpu_warp *w, size_t off, size_t n, const char *what,
-                                             const char *file, int line) {
+static inline void kbd_cpu_shadow_async_read(kbd_cpu_warp *w, size_t off, size_t n, const char *what, const char *file,
+                                             int line) {
   kbd_cpu_cta *cta = w->cta;
   kbd_cpu_shadow *sh = &cta->sh;
   kbd_cpu_shadow_read(w, off, n, what, kbd_cpu_no_elem(), file, line);

@@ -70,8 +70,8 @@ static inline void kbd_cpu_smem_read(const void *p, size_t bytes, const char *wh
   const size_t off = kbd_cpu_check_smem(p, bytes, file, line, what);
   kbd_cpu_shadow_read(kbd_cpu_cur, off, bytes, what, el, file, line);
 }
-static inline void kbd_cpu_smem_write(const void *p, size_t bytes, const char *what, kbd_cpu_elem el,
-                                      const char *file, int line) {
+static inline void kbd_cpu_smem_write(const void *p, size_t bytes, const char *what, kbd_cpu_elem el, const char *file,
+                                      int line) {
   const size_t off = kbd_cpu_check_smem(p, bytes, file, line, what);
   kbd_cpu_shadow_write(kbd_cpu_cur, off, bytes, 0, what, el, file, line);
 }

@@ -113,15 +113,15 @@ typedef struct kbd_cpu_static {
 
 /* Shadow state of shared memory, one entry per byte, beside the data (kbd/cpu/shadow.h). */
 typedef struct kbd_cpu_shadow {
-  uint32_t *wclk;   /* clock of the last write (< base: never written in this CTA) */
-  uint8_t *winfo;   /* writer warp (bits 0-4) | KBD_CPU_SH_* flags */
-  uint32_t *rmask;  /* warps that read since the last write */
-  uint16_t *wsite;  /* site of the last write (kbd_cpu_site_id), for a race report */
+  uint32_t *wclk;                     /* clock of the last write (< base: never written in this CTA) */
+  uint8_t *winfo;                     /* writer warp (bits 0-4) | KBD_CPU_SH_* flags */
+  uint32_t *rmask;                    /* warps that read since the last write */
+  uint16_t *wsite;                    /* site of the last write (kbd_cpu_site_id), for a race report */
   uint32_t *rclk[KBD_CPU_MAX_WARPS];  /* per warp: its clock at its last read of the byte */
   uint16_t *rsite[KBD_CPU_MAX_WARPS]; /* ... and the site of that read */
-  void *map; /* one allocation holds every array; pages are touched only where used */
-  uint32_t base; /* first clock of the running CTA: older stamps belong to earlier CTAs */
-  uint32_t top;  /* highest clock handed out so far */
+  void *map;                          /* one allocation holds every array; pages are touched only where used */
+  uint32_t base;                      /* first clock of the running CTA: older stamps belong to earlier CTAs */
+  uint32_t top;                       /* highest clock handed out so far */
 } kbd_cpu_shadow;
 
 typedef struct kbd_cpu_cta {

@@ -158,8 +158,7 @@ static inline void kbd_cpu_warp_exit_check(kbd_cpu_warp *w) {
   kbd_cpu_cta *cta = w->cta;
   for (int id = 0; id < KBD_NUM_NAMED_BARRIERS; ++id) {
     const kbd_cpu_barrier *b = &cta->bars[id];
-    if (b->arrived > 0 && b->whole && b->waiters)
-      kbd_cpu_bar_after_exit(cta, id, b->file, b->line);
+    if (b->arrived > 0 && b->whole && b->waiters) kbd_cpu_bar_after_exit(cta, id, b->file, b->line);
   }
 }
 

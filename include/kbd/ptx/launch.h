@@ -18,7 +18,7 @@ static inline kbd_status kbd_cuda_status(cudaError_t e, const char *what) {
   return kbd_status_make(KBD_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-#define KBD_HW_KERNEL(name, threads, P)                                                                                   \
+#define KBD_HW_KERNEL(name, threads, P)                                                                                \
   KBD_STATIC_ASSERT((threads) % 32 == 0 && (threads) >= 32 && (threads) <= 1024, KBD__THREADS_RULE);                   \
   __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024)                             \
       name##_kbd_dev(const __grid_constant__ P p, const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1]);               \

@@ -9,13 +9,15 @@
 
 /* A block-wide static array: __shared__ (.shared in PTX), at the given alignment. */
 #define KBD_HW_SHARED_ALIGNED(type, name, count, align)                                                                \
-  __shared__ __align__(align) type name##_kbd_arr_[(count)];                                                           \
+  __shared__ __align__(align)                                                                                          \
+  type name##_kbd_arr_[(count)];                                                                                       \
   type *name = name##_kbd_arr_
 
 /* KBD_HW_SHARED_ALIGNED when `used` (a compile-time constant), else a NULL pointer: nvcc drops the unused
  * __shared__ array, so a call site that needs no scratch costs no shared memory. */
 #define KBD_HW_SHARED_IF(type, name, count, align, used)                                                               \
-  __shared__ __align__(align) type name##_kbd_arr_[(count)];                                                           \
+  __shared__ __align__(align)                                                                                          \
+  type name##_kbd_arr_[(count)];                                                                                       \
   type *name = (used) ? name##_kbd_arr_ : NULL
 
 /* The launch's dynamic shared memory: an extern .shared array, 1024-aligned so 128B swizzle atoms line up. */
@@ -35,6 +37,9 @@ KBD_DEV void kbd_hw_smem_read(const void *p, size_t bytes, int esize, const char
 KBD_DEV void kbd_hw_smem_write(const void *p, size_t bytes, int esize, const char *what, long long row, long long col,
                                KBD_SITE_PARAMS) {
   (void)p, (void)bytes, (void)esize, (void)what, (void)row, (void)col, KBD_SITE_UNUSED;
+}
+KBD_DEV void kbd_hw_global_range(const void *p, size_t bytes, const char *what, KBD_SITE_PARAMS) {
+  (void)p, (void)bytes, (void)what, KBD_SITE_UNUSED;
 }
 KBD_DEV void kbd_hw_global_read(const void *p, size_t bytes, const char *what, KBD_SITE_PARAMS) {
   (void)p, (void)bytes, (void)what, KBD_SITE_UNUSED;

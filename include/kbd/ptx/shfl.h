@@ -16,7 +16,6 @@
 #include "../config.h"
 #include "../hwdefs.h"
 
-
 #if KBD_DEVICE_PASS
 
 /* shfl.sync.bfly.b32 d, a, b, c, membermask;   d = a of lane (lane ^ b) */
@@ -48,7 +47,6 @@ KBD_DEV uint32_t kbd_ptx_shfl_sync_idx_b32(uint32_t a, uint32_t b, uint32_t c, u
 }
 
 #endif /* KBD_DEVICE_PASS */
-
 
 #if KBD_MODE_CUDA
 /* y = shfl.sync.<mode>.b32 of x over the whole warp, lane operand b, c operand c (twin of cpu/shfl.h). x and

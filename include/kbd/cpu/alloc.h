@@ -1,0 +1,62 @@
+/* kbd/cpu/alloc.h - host-side device-memory calls on the CPU machine (twin of ptx/alloc.h): host memory
+ * plus the registry of kbd/cpu/global.h, so that kernel accesses are checked against live allocations
+ * and their written state. */
+#ifndef KBD_CPU_ALLOC_H
+#define KBD_CPU_ALLOC_H
+
+#include "global.h"
+#include "sched.h" /* kbd_cpu_poison */
+
+#if KBD_MODE_CPU
+
+/* 256-byte aligned like cudaMalloc. Data starts as a NaN pattern and never-written in the shadow. */
+static inline kbd_status kbd_hw_malloc(void **ptr, size_t bytes, KBD_SITE_PARAMS) {
+  const size_t rounded = (bytes + 255) / 256 * 256;
+  void *p = aligned_alloc(256, rounded ? rounded : 256);
+  if (!p) return kbd_status_make(KBD_ERR_OOM, "%s:%d: kbd_malloc: %zu bytes: out of host memory", KBD_SITE_ARGS, bytes);
+  kbd_cpu_poison((unsigned char *)p, 0, bytes);
+  if (!kbd_cpu_register(p, bytes, 0, KBD_SITE_ARGS)) {
+    free(p);
+    return kbd_status_make(KBD_ERR_OOM, "%s:%d: kbd_malloc: cannot grow the allocation registry", KBD_SITE_ARGS);
+  }
+  *ptr = p;
+  return kbd_status_ok();
+}
+
+static inline kbd_status kbd_hw_free(void *ptr, KBD_SITE_PARAMS) {
+  if (!kbd_cpu_unregister(ptr, 0, KBD_SITE_ARGS))
+    return kbd_status_make(KBD_ERR_INVALID, "%s:%d: kbd_free: %p was not returned by kbd_malloc (or was freed already)",
+                           KBD_SITE_ARGS, ptr);
+  free(ptr);
+  return kbd_status_ok();
+}
+
+/* Host memory kernels may access (cudaHostRegister with cudaHostRegisterMapped on the GPU). */
+static inline kbd_status kbd_hw_host_register(void *ptr, size_t bytes, KBD_SITE_PARAMS) {
+  if (!kbd_cpu_register(ptr, bytes, 1, KBD_SITE_ARGS))
+    return kbd_status_make(KBD_ERR_OOM, "%s:%d: kbd_host_register: out of host memory", KBD_SITE_ARGS);
+  return kbd_status_ok();
+}
+static inline kbd_status kbd_hw_host_unregister(void *ptr, KBD_SITE_PARAMS) {
+  if (!kbd_cpu_unregister(ptr, 1, KBD_SITE_ARGS))
+    return kbd_status_make(KBD_ERR_INVALID, "%s:%d: kbd_host_unregister: %p was not registered with kbd_host_register",
+                           KBD_SITE_ARGS, ptr);
+  return kbd_status_ok();
+}
+
+/* kind: 1 host->device, 2 device->host, 3 device->device. Bytes landing in device memory become written. */
+static inline kbd_status kbd_hw_copy(void *dst, const void *src, size_t bytes, int kind, const char *what) {
+  (void)what;
+  if (bytes) memmove(dst, src, bytes);
+  if (kind != 2) kbd_cpu_mark_written(dst, bytes);
+  return kbd_status_ok();
+}
+
+static inline kbd_status kbd_hw_memset(void *ptr, int byte, size_t bytes) {
+  if (bytes) memset(ptr, byte, bytes);
+  kbd_cpu_mark_written(ptr, bytes);
+  return kbd_status_ok();
+}
+
+#endif /* KBD_MODE_CPU */
+#endif /* KBD_CPU_ALLOC_H */
