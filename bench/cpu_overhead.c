@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "bench_host.h"
 
 #ifndef KBD_CPU
 #error "cpu_overhead is a CPU-machine tool: build it with -DKBD_CPU"
@@ -202,9 +203,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < nsizes; ++i)
     nmax = sizes[i] > nmax ? sizes[i] : nmax;
   float *a, *b, *c;
-  KBD_CHECK(kbd_malloc((void **)&a, (size_t)nmax * sizeof(float)));
-  KBD_CHECK(kbd_malloc((void **)&b, (size_t)nmax * sizeof(float)));
-  KBD_CHECK(kbd_malloc((void **)&c, (size_t)nmax * sizeof(float)));
+  a = bench_host_alloc((size_t)nmax * sizeof(float));
+  b = bench_host_alloc((size_t)nmax * sizeof(float));
+  c = bench_host_alloc((size_t)nmax * sizeof(float));
   for (long long i = 0; i < nmax; ++i)
     a[i] = (float)(i % 1000), b[i] = 0.25f * (float)(i % 7), c[i] = 0.0f;
   if (!kbd_stack_pool_init(&ov_pool, 1, KBD_CPU_DEFAULT_STACK)) return 1;
@@ -256,8 +257,8 @@ int main(int argc, char **argv) {
   printf("(us per launch, median; empty/blk = empty-kernel time per block; raw-empty = minimal body; kbd-raw = the "
          "tile layer's extra cost; fast = tiles with a 512-byte-memcpy load/store, the suggested fast path)\n");
   kbd_stack_pool_free(&ov_pool);
-  KBD_CHECK(kbd_free(a));
-  KBD_CHECK(kbd_free(b));
-  KBD_CHECK(kbd_free(c));
+  bench_host_free(a);
+  bench_host_free(b);
+  bench_host_free(c);
   return bad;
 }

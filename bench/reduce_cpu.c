@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "sum_reduce.h"
+#include "bench_host.h"
 
 static double now_s(void) {
   struct timespec ts;
@@ -43,8 +44,8 @@ int main(int argc, char **argv) {
   }
   const unsigned blocks = kbd_blocks_for((size_t)n, SUM_REDUCE_TILE);
   float *x, *pk, *pp = (float *)malloc(sizeof(float) * blocks);
-  KBD_CHECK(kbd_malloc((void **)&x, sizeof(float) * (size_t)n));
-  KBD_CHECK(kbd_malloc((void **)&pk, sizeof(float) * blocks));
+  x = bench_host_alloc(sizeof(float) * (size_t)n);
+  pk = bench_host_alloc(sizeof(float) * blocks);
   for (long long i = 0; i < n; ++i)
     x[i] = (float)(i % 1000) * 0.001f;
   sum_reduce_params p = {x, pk, n};
@@ -67,8 +68,8 @@ int main(int argc, char **argv) {
          4e-9 * (double)n / tk);
   printf("BENCH reduce_cpu impl=plain n=%lld threads=1 time=%.3f ms  %.2f GB/s\n", n, tp * 1e3, 4e-9 * (double)n / tp);
   printf("RATIO reduce_cpu n=%lld kbd/plain = %.2f (target <= 3)%s\n", n, tk / tp, bad ? "  WRONG RESULTS" : "");
-  KBD_CHECK(kbd_free(x));
-  KBD_CHECK(kbd_free(pk));
+  bench_host_free(x);
+  bench_host_free(pk);
   free(pp);
   return bad ? 1 : 0;
 }

@@ -29,6 +29,7 @@
 #include "vector_add.h" /* examples/vector_add: KBD_KERNEL_DECL(vector_add, vector_add_params) */
 
 #include "bench_util.h"
+#include "bench_host.h"
 
 #define MAX_SIZES 16
 #define MAX_THREADS 256
@@ -230,9 +231,9 @@ int main(int argc, char **argv) {
     nmax = sizes[i] > nmax ? sizes[i] : nmax;
   const size_t bytes = (size_t)nmax * sizeof(float);
   float *a, *b, *c;
-  KBD_CHECK(kbd_malloc((void **)&a, bytes));
-  KBD_CHECK(kbd_malloc((void **)&b, bytes));
-  KBD_CHECK(kbd_malloc((void **)&c, bytes));
+  a = bench_host_alloc(bytes);
+  b = bench_host_alloc(bytes);
+  c = bench_host_alloc(bytes);
   for (long long i = 0; i < nmax; ++i) {
     a[i] = (float)(i % 1000) * 0.5f;
     b[i] = 1.0f / (float)(1 + i % 7);
@@ -318,9 +319,9 @@ int main(int argc, char **argv) {
   }
   if (both) printf("(ns/el and GB/s: median; ratio = kbd time / plain time; target <= %.1f)\n", TARGET_RATIO);
 
-  KBD_CHECK(kbd_free(a));
-  KBD_CHECK(kbd_free(b));
-  KBD_CHECK(kbd_free(c));
+  bench_host_free(a);
+  bench_host_free(b);
+  bench_host_free(c);
   return bad_total;
 }
 
