@@ -110,8 +110,11 @@ static inline kbd_status kbd_dev_check_(const char *what, const void *in, const 
   return kbd_status_ok();
 }
 
-/* Reset the ticket and done counters the kernels count with. */
-static inline kbd_status kbd_dev_reset_(void *ws, size_t bytes) { return kbd_memset_device(ws, 0, bytes); }
+/* Reset the ticket and done counters the kernels count with - on the caller's stream, so that the reset is
+ * ordered after earlier work and before the launch even on a non-blocking stream. */
+static inline kbd_status kbd_dev_reset_(void *ws, size_t bytes, void *stream) {
+  return kbd_memset_device_async(ws, 0, bytes, stream);
+}
 
 #define KBD_DEV_DISPATCH(tok, kind, params, cfg)                                                                       \
   (op == KBD_RED_SUM   ? kbd_dev_##kind##_##tok##_sum(cfg, params)                                                     \
@@ -124,11 +127,11 @@ static inline kbd_status kbd_dev_reset_(void *ws, size_t bytes) { return kbd_mem
     KBD_TRY(kbd_dev_check_("kbd_device_reduce_" #tok, in, out, n, op, ws));                                            \
     if (n == 0) {                                                                                                      \
       const ctype e = op == KBD_RED_SUM ? (empty_sum) : op == KBD_RED_MAX ? (empty_max) : (empty_min);                 \
-      return kbd_copy_to_device(out, &e, sizeof e);                                                                    \
+      return kbd_copy_to_device_async(out, &e, sizeof e, stream);                                                      \
     }                                                                                                                  \
     const long long tiles = KBD_DEV_TILES(n);                                                                          \
     const unsigned blocks = (unsigned)(tiles < KBD_DEV_REDUCE_MAX_BLOCKS ? tiles : KBD_DEV_REDUCE_MAX_BLOCKS);         \
-    KBD_TRY(kbd_dev_reset_(ws, KBD_DEV_HDR_WORDS * sizeof(uint32_t)));                                                 \
+    KBD_TRY(kbd_dev_reset_(ws, KBD_DEV_HDR_WORDS * sizeof(uint32_t), stream));                                         \
     kbd_dev_reduce_params p;                                                                                           \
     p.in = in;                                                                                                         \
     p.out = out;                                                                                                       \
@@ -141,7 +144,7 @@ static inline kbd_status kbd_dev_reset_(void *ws, size_t bytes) { return kbd_mem
                                                  void *ws, void *stream) {                                             \
     KBD_TRY(kbd_dev_check_("kbd_device_scan_" #tok, in, out, n, op, ws));                                              \
     if (n == 0) return kbd_status_ok();                                                                                \
-    KBD_TRY(kbd_dev_reset_(ws, kbd_device_scan_workspace_bytes(n)));                                                   \
+    KBD_TRY(kbd_dev_reset_(ws, kbd_device_scan_workspace_bytes(n), stream));                                           \
     kbd_dev_scan_params p;                                                                                             \
     p.in = in;                                                                                                         \
     p.out = out;                                                                                                       \

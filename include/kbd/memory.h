@@ -122,6 +122,31 @@ static inline kbd_status kbd_memset_device(void *ptr, int byte, size_t bytes) {
 #endif
 }
 
+/* The same, ordered on `stream` (a cudaStream_t; NULL = the legacy default stream): work the caller queued
+ * on a non-blocking stream is NOT ordered with the synchronous calls above, so library code that prepares
+ * memory for a launch on the caller's stream uses these. CPU launches are synchronous: plain calls. */
+static inline kbd_status kbd_memset_device_async(void *ptr, int byte, size_t bytes, void *stream) {
+  if (bytes && !ptr) return kbd_status_make(KBD_ERR_INVALID, "kbd_memset_device_async: NULL pointer");
+#if KBD_MODE_CPU
+  (void)stream;
+  return kbd_hw_memset(ptr, byte, bytes);
+#else
+  return kbd_cuda_status_(cudaMemsetAsync(ptr, byte, bytes, (cudaStream_t)stream), "kbd_memset_device_async");
+#endif
+}
+/* From pageable host memory the runtime stages the source before returning, so src may go out of scope. */
+static inline kbd_status kbd_copy_to_device_async(void *dst, const void *src, size_t bytes, void *stream) {
+  if (bytes && (!dst || !src))
+    return kbd_status_make(KBD_ERR_INVALID, "kbd_copy_to_device_async: NULL pointer with %zu bytes", bytes);
+#if KBD_MODE_CPU
+  (void)stream;
+  return kbd_hw_copy(dst, src, bytes, KBD_H2D_, "kbd_copy_to_device_async");
+#else
+  return kbd_cuda_status_(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)stream),
+                          "kbd_copy_to_device_async");
+#endif
+}
+
 /* Wait for all launched work (CPU launches are synchronous already). */
 static inline kbd_status kbd_device_sync(void) {
 #if KBD_MODE_CPU
