@@ -38,6 +38,14 @@
 #include "ptx/vote.h"
 #endif
 
+/* Host-side device memory (kbd/memory.h) in every build: the CPU machine's registry with -DKBD_CPU, the
+ * CUDA runtime in nvcc builds and in the plain C host files of a GPU program. */
+#if KBD_MODE_CPU
+#include "cpu/alloc.h"
+#else
+#include "ptx/alloc.h"
+#endif
+
 /* Pure value primitives (conversions, f32 max/min) are also called from host code of a GPU program: the
  * KBD_HD functions of convert.h and fminmax.h. Their CPU twin is plain C math, so it serves every host
  * compilation (-DKBD_CPU, nvcc's host pass, a plain C host file) and the PTX twin the nvcc device pass. */

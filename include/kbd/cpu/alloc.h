@@ -9,6 +9,10 @@
 
 #if KBD_MODE_CPU
 
+#define KBD_H2D_ 1
+#define KBD_D2H_ 2
+#define KBD_D2D_ 3
+
 /* 256-byte aligned like cudaMalloc. Data starts as a NaN pattern and never-written in the shadow. */
 static inline kbd_status kbd_hw_malloc(void **ptr, size_t bytes, KBD_SITE_PARAMS) {
   const size_t rounded = (bytes + 255) / 256 * 256;
@@ -57,6 +61,18 @@ static inline kbd_status kbd_hw_memset(void *ptr, int byte, size_t bytes) {
   kbd_cpu_mark_written(ptr, bytes);
   return kbd_status_ok();
 }
+
+/* CPU launches are synchronous: stream order is program order. */
+static inline kbd_status kbd_hw_memset_async(void *ptr, int byte, size_t bytes, void *stream) {
+  (void)stream;
+  return kbd_hw_memset(ptr, byte, bytes);
+}
+static inline kbd_status kbd_hw_copy_h2d_async(void *dst, const void *src, size_t bytes, void *stream) {
+  (void)stream;
+  return kbd_hw_copy(dst, src, bytes, KBD_H2D_, "kbd_copy_to_device_async");
+}
+static inline kbd_status kbd_hw_device_sync(void) { return kbd_status_ok(); }
+static inline int kbd_hw_device_available(void) { return 1; }
 
 #endif /* KBD_MODE_CPU */
 #endif /* KBD_CPU_ALLOC_H */
