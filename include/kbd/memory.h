@@ -52,7 +52,6 @@ static inline kbd_status kbd_copy_(void *dst, const void *src, size_t bytes, int
   return kbd_hw_copy(dst, src, bytes, kind, what);
 }
 
-
 static inline kbd_status kbd_copy_to_device(void *dst, const void *src, size_t bytes) {
   return kbd_copy_(dst, src, bytes, KBD_H2D_, "kbd_copy_to_device");
 }

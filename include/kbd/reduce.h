@@ -39,8 +39,7 @@
 #include <math.h>
 
 #include "fminmax.h"
-#include "ptx/redux.h"
-#include "ptx/shfl.h"
+#include "hw.h"
 #include "smem.h"
 #include "sync.h"
 #include "tile_core.h"
@@ -114,48 +113,20 @@ KBD_HD int32_t kbd_red_empty_i32(int op) { return (int32_t)kbd_red_pad_b32(op, 0
 
 /* op over the 32 lanes; every lane gets the result. */
 KBD_TILE_FN uint32_t kbd_warp_reduce_b32_(kbd_lanes_b32 x, int op, int fl, const char *file, int line) {
-#if KBD_DEVICE_PASS
-  (void)file;
-  (void)line;
-  if (!fl) { /* one REDUX: integer reductions are exact, so the hardware's order cannot matter */
-    switch (op) {
-    case KBD_RED_SUM: return (uint32_t)kbd_ptx_redux_sync_add_s32((int32_t)x.v[0], KBD_SHFL_FULL);
-    case KBD_RED_MAX: return (uint32_t)kbd_ptx_redux_sync_max_s32((int32_t)x.v[0], KBD_SHFL_FULL);
-    case KBD_RED_MIN: return (uint32_t)kbd_ptx_redux_sync_min_s32((int32_t)x.v[0], KBD_SHFL_FULL);
-    case KBD_RED_AND: return kbd_ptx_redux_sync_and_b32(x.v[0], KBD_SHFL_FULL);
-    case KBD_RED_OR: return kbd_ptx_redux_sync_or_b32(x.v[0], KBD_SHFL_FULL);
-    default: return kbd_ptx_redux_sync_xor_b32(x.v[0], KBD_SHFL_FULL);
-    }
-  }
-#if KBD_SM100A
-  /* f32 max/min: one REDUX on Blackwell, same NaN/zero rule as max.f32, and exact, so it equals the
-   * butterfly bit for bit. f32 sum has no redux form (the rounding would depend on the order). */
-  if (op == KBD_RED_MAX) return kbd_cvt_f32_bits(kbd_ptx_redux_sync_max_f32(kbd_cvt_bits_f32(x.v[0]), KBD_SHFL_FULL));
-  if (op == KBD_RED_MIN) return kbd_cvt_f32_bits(kbd_ptx_redux_sync_min_f32(kbd_cvt_bits_f32(x.v[0]), KBD_SHFL_FULL));
+  /* One REDUX for integers; for f32 max/min too where the target has the f32 form (sm_100a: same NaN/zero
+   * rule as max.f32, and exact, so it equals the butterfly bit for bit). f32 sum has no redux form (its
+   * rounding would depend on the order): the fixed butterfly below. */
+  if (!fl) return kbd_hw_redux_b32(op, x.v, file, line);
+#if KBD_HW_REDUX_F32
+  if (op == KBD_RED_MAX || op == KBD_RED_MIN) return kbd_hw_redux_f32(op, x.v, file, line);
 #endif
-  uint32_t v = x.v[0];
-  KBD_UNROLL for (uint32_t m = 1; m < 32; m <<= 1) v =
-      kbd_red_op_b32(op, fl, v, kbd_ptx_shfl_sync_bfly_b32(v, m, KBD_SHFL_C, KBD_SHFL_FULL));
-  return v;
-#elif KBD_MODE_CPU
-  if (!fl || (KBD_CPU_ARCH >= 100 && op != KBD_RED_SUM)) {
-    /* redux.sync: order-free, a fold gives the hardware's exact result. */
-    uint32_t r = x.v[0];
-    for (int l = 1; l < 32; ++l)
-      r = kbd_red_op_b32(op, fl, r, x.v[l]);
-    return r;
-  }
-  for (uint32_t m = 1; m < 32; m <<= 1) { /* the GPU butterfly, all 32 lanes per step */
-    uint32_t y[32];
+  KBD_UNROLL for (uint32_t m = 1; m < 32; m <<= 1) {
+    uint32_t y[KBD_LANES_HELD];
     kbd_hw_shfl_b32(KBD_SHFL_BFLY, y, x.v, m, KBD_SHFL_C, file, line);
-    for (int l = 0; l < 32; ++l)
+    for (int l = 0; l < KBD_LANES_HELD; ++l)
       x.v[l] = kbd_red_op_b32(op, fl, x.v[l], y[l]);
   }
   return x.v[0];
-#else
-  (void)op, (void)fl, (void)file, (void)line; /* nvcc host pass: never executed */
-  return x.v[0];
-#endif
 }
 
 /* ---- warpgroup / CTA ---------------------------------------------------------------------------------- */

@@ -16,6 +16,8 @@
 #define KBD_PTX_REDUX_H
 
 #include "../config.h"
+#include "../hwdefs.h"
+#include "../ops.h"
 
 #if KBD_DEVICE_PASS
 
@@ -79,5 +81,44 @@ KBD_DEV float kbd_ptx_redux_sync_min_f32(float a, uint32_t membermask) {
 #define kbd_ptx_redux_sync_max_f32(a, m) kbd_ptx_redux_sync_max_f32_requires_sm_100a_build(a, m)
 #define kbd_ptx_redux_sync_min_f32(a, m) kbd_ptx_redux_sync_min_f32_requires_sm_100a_build(a, m)
 #endif
+
+#if KBD_MODE_CUDA
+/* op (KBD_RED_SUM/MAX/MIN signed, AND/OR/XOR) over the warp's 32 lanes in one redux.sync; every lane gets
+ * the result (twin of cpu/redux.h). x: the thread's own value. Integer results are exact, so the
+ * hardware's combination order cannot matter. */
+KBD_DEV uint32_t kbd_hw_redux_b32(int op, const uint32_t *x, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_DEVICE_PASS
+  switch (op) {
+  case KBD_RED_SUM: return (uint32_t)kbd_ptx_redux_sync_add_s32((int32_t)x[0], KBD_SHFL_FULL);
+  case KBD_RED_MAX: return (uint32_t)kbd_ptx_redux_sync_max_s32((int32_t)x[0], KBD_SHFL_FULL);
+  case KBD_RED_MIN: return (uint32_t)kbd_ptx_redux_sync_min_s32((int32_t)x[0], KBD_SHFL_FULL);
+  case KBD_RED_AND: return kbd_ptx_redux_sync_and_b32(x[0], KBD_SHFL_FULL);
+  case KBD_RED_OR: return kbd_ptx_redux_sync_or_b32(x[0], KBD_SHFL_FULL);
+  default: return kbd_ptx_redux_sync_xor_b32(x[0], KBD_SHFL_FULL);
+  }
+#else
+  (void)op; /* nvcc host pass: never executed */
+  return x[0];
+#endif
+}
+
+/* f32 max/min (op KBD_RED_MAX / KBD_RED_MIN, values as bits) in one redux.sync: only where the target has
+ * it (KBD_HW_REDUX_F32), so that callers choose at compile time and other targets keep the butterfly. */
+#if KBD_SM100A
+#define KBD_HW_REDUX_F32 1
+KBD_DEV uint32_t kbd_hw_redux_f32(int op, const uint32_t *x, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  float v, r;
+  memcpy(&v, x, 4);
+  r = op == KBD_RED_MAX ? kbd_ptx_redux_sync_max_f32(v, KBD_SHFL_FULL) : kbd_ptx_redux_sync_min_f32(v, KBD_SHFL_FULL);
+  uint32_t b;
+  memcpy(&b, &r, 4);
+  return b;
+}
+#else
+#define KBD_HW_REDUX_F32 0
+#endif
+#endif /* KBD_MODE_CUDA */
 
 #endif /* KBD_PTX_REDUX_H */
