@@ -181,13 +181,14 @@ KBD_TILE_FN void kbd_dev_pad_(kbd_tile_shape s, void *frag, long long start, lon
   }
 }
 
-/* acc[k] = acc[k] op x[k] over the fragments (32-bit elements). */
+/* acc[k] = acc[k] op x[k] over the fragments (32-bit elements). Raw ops: the accumulator is only ever
+ * reduced by kbd_reduce, whose chain ends give a NaN the GPU's bits. */
 KBD_TILE_FN void kbd_dev_fold_(void *acc, const void *x, int n, int op, int fl) {
   KBD_UNROLL for (int k = 0; k < n; ++k) {
     uint32_t a, b;
     memcpy(&a, (char *)acc + (size_t)k * 4, 4);
     memcpy(&b, (const char *)x + (size_t)k * 4, 4);
-    a = kbd_red_op_b32(op, fl, a, b);
+    a = kbd_red_op_raw_b32(op, fl, a, b);
     memcpy((char *)acc + (size_t)k * 4, &a, 4);
   }
 }

@@ -40,6 +40,7 @@
 
 #include "fminmax.h"
 #include "hw.h"
+#include "numerics.h"
 #include "smem.h"
 #include "sync.h"
 #include "tile_core.h"
@@ -75,9 +76,11 @@ typedef struct kbd_lanes_b32 {
 
 /* kbd_fmax_ptx / kbd_fmin_ptx: kbd/fminmax.h (also used by the elementwise kbd_max / kbd_min). */
 
-/* a op b on 32-bit patterns (fl: as f32, else as i32). f32 add has one rounding and is commutative, so
- * a butterfly step gives both partner lanes the same bits. */
-KBD_HD uint32_t kbd_red_op_b32(int op, int fl, uint32_t a, uint32_t b) {
+/* a op b on 32-bit patterns (fl: as f32, else as i32), except that a NaN sum keeps the host's bits. For the
+ * inside of a chain of ops whose end goes through kbd_red_op_b32 or kbd_red_chain_end_b32: NaN + x is
+ * NaN, so only the bits of the chain's last result can differ from the GPU's, and fixing them once per
+ * chain instead of once per add keeps the per-thread fold a plain dependent FADD chain on the CPU. */
+KBD_HD uint32_t kbd_red_op_raw_b32(int op, int fl, uint32_t a, uint32_t b) {
   if (fl) {
     const float x = kbd_cvt_bits_f32(a), y = kbd_cvt_bits_f32(b);
     const float r = op == KBD_RED_SUM ? x + y : op == KBD_RED_MAX ? kbd_fmax_ptx(x, y) : kbd_fmin_ptx(x, y);
@@ -91,6 +94,17 @@ KBD_HD uint32_t kbd_red_op_b32(int op, int fl, uint32_t a, uint32_t b) {
   case KBD_RED_OR: return a | b;
   default: return a ^ b;
   }
+}
+
+/* The result of a chain of one or more kbd_red_op_raw_b32 with the GPU's bits: a NaN is 0x7fffffff, as the
+ * GPU's FADD (and max/min with two NaNs) gives it; x86 would keep an operand's payload or give 0xffc00000
+ * for inf - inf (kbd/numerics.h). Nothing in the nvcc device pass. */
+KBD_HD uint32_t kbd_red_chain_end_b32(int fl, uint32_t r) { return fl ? kbd_f32_arith_nan_bits(r) : r; }
+
+/* a op b with the GPU's bits. f32 add has one rounding and is commutative, so a butterfly step gives both
+ * partner lanes the same bits. */
+KBD_HD uint32_t kbd_red_op_b32(int op, int fl, uint32_t a, uint32_t b) {
+  return kbd_red_chain_end_b32(fl, kbd_red_op_raw_b32(op, fl, a, b));
 }
 
 /* Exact identity used for padding inside the algorithms: op(identity, x) == x bit for bit. For f32 sum
@@ -124,17 +138,19 @@ KBD_TILE_FN uint32_t kbd_warp_reduce_b32_(kbd_lanes_b32 x, int op, int fl, const
     uint32_t y[KBD_LANES_HELD];
     kbd_hw_shfl_b32(KBD_SHFL_BFLY, y, x.v, m, KBD_SHFL_C, file, line);
     for (int l = 0; l < KBD_LANES_HELD; ++l)
-      x.v[l] = kbd_red_op_b32(op, fl, x.v[l], y[l]);
+      x.v[l] = kbd_red_op_raw_b32(op, fl, x.v[l], y[l]);
   }
-  return x.v[0];
+  return kbd_red_chain_end_b32(fl, x.v[0]); /* five ops deep in every lane: the GPU's NaN bits */
 }
 
 /* ---- warpgroup / CTA ---------------------------------------------------------------------------------- */
 
-/* bar.sync 0 (CTA) or barrier.sync.aligned id, 128 (warpgroup), reported at the caller's file:line. */
+/* bar.sync 0 (CTA) or barrier.sync.aligned id, 128 (warpgroup), reported at the caller's file:line. The CTA
+ * barrier is kbd_hw_bar_sync_cta, so that the CPU machine reports a kbd_sync meeting it (a collective only
+ * part of the block reaches) instead of pairing the two as the GPU does. */
 KBD_TILE_FN void kbd_red_barrier_(int scope, int block_threads, const char *file, int line) {
   if (scope == block_threads)
-    kbd_hw_bar_sync(0, 0, file, line);
+    kbd_hw_bar_sync_cta(file, line);
   else
     kbd_hw_bar_sync(KBD_REDUCE_WG_BARRIER + kbd_warp_id() / 4, KBD_WARPGROUP_SIZE, file, line);
 }
@@ -180,9 +196,11 @@ KBD_TILE_FN kbd_lanes_b32 kbd_frag_fold_b32_(const void *frag, int dt, int npt, 
     uint32_t a = fl ? kbd_cvt_f32_bits(kbd_dt_load_f32(f, dt)) : (uint32_t)kbd_dt_load_i32(f, dt);
     KBD_UNROLL for (int i = 1; i < npt; ++i) {
       const char *p = f + (size_t)i * es;
-      a = kbd_red_op_b32(op, fl, a, fl ? kbd_cvt_f32_bits(kbd_dt_load_f32(p, dt)) : (uint32_t)kbd_dt_load_i32(p, dt));
+      a = kbd_red_op_raw_b32(op, fl, a,
+                             fl ? kbd_cvt_f32_bits(kbd_dt_load_f32(p, dt)) : (uint32_t)kbd_dt_load_i32(p, dt));
     }
-    acc.v[l] = a;
+    /* one element: a move, whose NaN keeps its bits on the GPU too */
+    acc.v[l] = npt > 1 ? kbd_red_chain_end_b32(fl, a) : a;
   }
   return acc;
 }

@@ -181,22 +181,39 @@ KBD_TILE_FN uint32_t kbd_rt_load_(const void *frag, int dt, int fl, int npt, int
 }
 
 /* In place pairwise tree over x[0..n) (each entry KBD_LANES_HELD lanes, stride `ls`): stride 1, 2, 4, ...,
- * combining x[e] op x[e+s]; the result is in x[0]. Depth ceil(log2 n), n - 1 ops per lane. */
+ * combining x[e] op x[e+s]; the result is in x[0]. Depth ceil(log2 n), n - 1 ops per lane. Raw ops: the
+ * caller ends the chain (kbd_red_chain_end_b32). */
 KBD_TILE_FN void kbd_rt_tree_(uint32_t *x, int n, int ls, int op, int fl) {
   KBD_UNROLL for (int s = 1; s < n; s *= 2) {
     KBD_UNROLL for (int e = 0; e + s < n; e += 2 * s) {
       for (int l = 0; l < KBD_LANES_HELD; ++l)
-        x[e * ls + l] = kbd_red_op_b32(op, fl, x[e * ls + l], x[(e + s) * ls + l]);
+        x[e * ls + l] = kbd_red_op_raw_b32(op, fl, x[e * ls + l], x[(e + s) * ls + l]);
     }
   }
 }
 
 /* ---- reduction -------------------------------------------------------------------------------------------- */
 
+/* The steps below combine with raw ops (NaN + x is NaN, so only the bits of a result can differ from the
+ * GPU's); one pass over the results gives them the GPU's NaN bits. A key whose value went through no op
+ * at all (one element, no lanes or warps to combine) was only moved and keeps its bits, as on the GPU.
+ * CPU only: nothing to do in the nvcc device pass, where the instructions give those bits. */
+KBD_TILE_FN void kbd_rt_chain_end_(kbd_rt_plan p, int fl, uint32_t *acc) {
+#if KBD_MODE_CPU
+  if (!fl || (p.n <= 1 && p.hi <= p.lo && p.xn <= 1)) return;
+  for (int i = 0; i < p.nslot * KBD_LANES_HELD; ++i)
+    acc[i] = kbd_red_chain_end_b32(fl, acc[i]);
+#else
+  (void)p;
+  (void)fl;
+  (void)acc;
+#endif
+}
+
 /* acc[k][l] = op over key k of the tile, for every lane l. tmp: p.n x KBD_LANES_HELD scratch. slots: the
  * call site's shared memory (nwarps x nslot x nrep words) when p.xn > 1, else unused. */
 KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op, uint32_t *acc, uint32_t *tmp,
-                                uint32_t *slots, int block_threads, const char *file, int line) {
+                                int tmp_rows, uint32_t *slots, int block_threads, const char *file, int line) {
   const int fl = KBD_DT_IS_FLOAT(dt), L = KBD_LANES_HELD;
   /* (1) per thread: gather slot k's elements in element order, fold them as a pairwise tree */
   KBD_UNROLL for (int k = 0; k < p.nslot; ++k) {
@@ -205,7 +222,8 @@ KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op,
       for (int l = 0; l < L; ++l)
         tmp[e * L + l] = kbd_rt_load_(frag, dt, fl, p.npt, l, i);
     }
-    kbd_rt_tree_(tmp, p.n, L, op, fl);
+    /* p.n <= tmp_rows always; the constant bound lets gcc see the tree's reach (no -Warray-bounds) */
+    kbd_rt_tree_(tmp, p.n < tmp_rows ? p.n : tmp_rows, L, op, fl);
     for (int l = 0; l < L; ++l)
       acc[k * L + l] = tmp[l];
   }
@@ -217,10 +235,13 @@ KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op,
       uint32_t y[KBD_LANES_HELD];
       kbd_hw_shfl_b32(KBD_SHFL_BFLY, y, &acc[k * L], 1u << b, KBD_SHFL_C, file, line);
       for (int l = 0; l < L; ++l)
-        acc[k * L + l] = kbd_red_op_b32(op, fl, acc[k * L + l], y[l]);
+        acc[k * L + l] = kbd_red_op_raw_b32(op, fl, acc[k * L + l], y[l]);
     }
   }
-  if (p.xn <= 1) return;
+  if (p.xn <= 1) {
+    kbd_rt_chain_end_(p, fl, acc);
+    return;
+  }
   /* (3) across warps: the representative lanes (free bits 0) publish the warp's partials, one word per
    * (warp, slot, representative), representatives adjacent so a warp's stores and loads hit distinct
    * banks; barrier; each thread folds the xn partials of its key in warp order; barrier (WAR: the next
@@ -246,11 +267,12 @@ KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op,
       }
       /* one lane's tree: stride 1 as the "lanes" dimension */
       KBD_UNROLL for (int s = 1; s < p.xn; s *= 2) {
-        KBD_UNROLL for (int e = 0; e + s < p.xn; e += 2 * s) xv[e] = kbd_red_op_b32(op, fl, xv[e], xv[e + s]);
+        KBD_UNROLL for (int e = 0; e + s < p.xn; e += 2 * s) xv[e] = kbd_red_op_raw_b32(op, fl, xv[e], xv[e + s]);
       }
       acc[k * L + l] = xv[0];
     }
   }
+  kbd_rt_chain_end_(p, fl, acc);
   kbd_red_barrier_(p.scope, block_threads, file, line);
 }
 
@@ -438,8 +460,8 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
                  (KBD_BLOCK_THREADS / KBD_WARP_SIZE) * KBD_VEC_SLOTS(m) *                                              \
                      KBD__RT_NREP(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX),                      \
                  KBD__RT_XN(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX) > 1);                       \
-    kbd_rt_reduce_(kbd_rp_, (t).v, KBD_DTYPE(t), (op), &kbd_racc_[0][0], &kbd_rtmp_[0][0], kbd_rsl_,                   \
-                   KBD_BLOCK_THREADS, __FILE__, __LINE__);                                                             \
+    kbd_rt_reduce_(kbd_rp_, (t).v, KBD_DTYPE(t), (op), &kbd_racc_[0][0], &kbd_rtmp_[0][0],                             \
+                   (int)(sizeof kbd_rtmp_ / sizeof kbd_rtmp_[0]), kbd_rsl_, KBD_BLOCK_THREADS, __FILE__, __LINE__);    \
     KBD__RT_OUT(m, kbd_racc_);                                                                                         \
   } while (0)
 

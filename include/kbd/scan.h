@@ -42,14 +42,20 @@ KBD_TILE_FN kbd_lanes_b32 kbd_warp_scan_incl_b32_(kbd_lanes_b32 x, int op, int f
     uint32_t y[32];
     kbd_hw_shfl_b32(KBD_SHFL_UP, y, x.v, d, KBD_SHFL_C_UP, file, line);
     for (uint32_t lane = d; lane < 32; ++lane)
-      x.v[lane] = kbd_red_op_b32(op, fl, y[lane], x.v[lane]);
+      x.v[lane] = kbd_red_op_raw_b32(op, fl, y[lane], x.v[lane]);
 #else
     const kbd_lanes_b32 y = kbd_lanes_shfl_b32_(KBD_SHFL_UP, x, d, file, line);
     KBD_FOR_LANES(lane) {
-      if ((uint32_t)lane >= d) KBD_LANE(x, lane) = kbd_red_op_b32(op, fl, KBD_LANE(y, lane), KBD_LANE(x, lane));
+      if ((uint32_t)lane >= d) KBD_LANE(x, lane) = kbd_red_op_raw_b32(op, fl, KBD_LANE(y, lane), KBD_LANE(x, lane));
     }
 #endif
   }
+  /* The GPU's NaN bits once per lane instead of once per step (kbd_red_chain_end_b32; nothing in the nvcc
+   * device pass). Lane 0 went through no op: its value is only moved, as on the GPU. */
+#if KBD_MODE_CPU
+  for (int lane = 1; lane < 32; ++lane)
+    x.v[lane] = kbd_red_chain_end_b32(fl, x.v[lane]);
+#endif
   return x;
 }
 
@@ -154,7 +160,8 @@ KBD_TILE_FN uint32_t kbd_tile_scan_b32_(kbd_tile_shape s, void *dfrag, int ddt, 
       KBD_UNROLL for (int k = 0; k < s.vec; ++k) {
         const char *p = (const char *)tfrag + ((size_t)l * s.npt + (size_t)j * s.vec + k) * es;
         const uint32_t x = fl ? kbd_cvt_f32_bits(kbd_dt_load_f32(p, s.dtype)) : (uint32_t)kbd_dt_load_i32(p, s.dtype);
-        a = k == 0 ? x : kbd_red_op_b32(op, fl, a, x);
+        /* raw: every output below and the total pass through kbd_red_op_b32 or a chain end after this */
+        a = k == 0 ? x : kbd_red_op_raw_b32(op, fl, a, x);
         run[l][k] = a;
       }
       tot.v[l] = a;
@@ -162,15 +169,15 @@ KBD_TILE_FN uint32_t kbd_tile_scan_b32_(kbd_tile_shape s, void *dfrag, int ddt, 
     uint32_t st;
     const kbd_lanes_b32 pre = kbd_scope_scan_b32_(tot, op, fl, 1, s.scope, block_threads, &st, file, line);
     for (int l = 0; l < KBD_LANES_HELD; ++l) {
-      const uint32_t b = kbd_red_op_b32(op, fl, carry, pre.v[l]);
+      const uint32_t b = kbd_red_op_raw_b32(op, fl, carry, pre.v[l]);
 #if KBD_MODE_CPU
       const int first = j == 0 && l == 0 && scope_first_here;
 #else
       const int first = j == 0 && scope_first_here;
 #endif
       KBD_UNROLL for (int k = 0; k < s.vec; ++k) {
-        uint32_t o =
-            excl ? (k == 0 ? b : kbd_red_op_b32(op, fl, b, run[l][k - 1])) : kbd_red_op_b32(op, fl, b, run[l][k]);
+        uint32_t o = excl ? (k == 0 ? b : kbd_red_op_raw_b32(op, fl, b, run[l][k - 1]))
+                          : kbd_red_op_raw_b32(op, fl, b, run[l][k]);
         if (excl && first && k == 0) o = fl ? kbd_cvt_f32_bits(kbd_red_empty_f32(op)) : (uint32_t)kbd_red_empty_i32(op);
         void *pd = (char *)dfrag + ((size_t)l * s.npt + (size_t)j * s.vec + k) * des;
         if (fl)
@@ -181,6 +188,19 @@ KBD_TILE_FN uint32_t kbd_tile_scan_b32_(kbd_tile_shape s, void *dfrag, int ddt, 
     }
     carry = kbd_red_op_b32(op, fl, carry, st);
   }
+#if KBD_MODE_CPU
+  /* Every output above is the result of an op (or the exclusive empty value), so a NaN among them has the
+   * GPU's bits 0x7fffffff (kbd_red_chain_end_b32). One pass over the contiguous fragment here vectorises,
+   * where a check per output inside the loops above would not; narrower destinations got the canonical
+   * NaN of their conversion already. */
+  if (fl && ddt == KBD_DT_f32)
+    for (int i = 0; i < KBD_LANES_HELD * s.npt; ++i) {
+      uint32_t u;
+      memcpy(&u, (char *)dfrag + (size_t)i * 4, 4);
+      u = kbd_red_chain_end_b32(fl, u);
+      memcpy((char *)dfrag + (size_t)i * 4, &u, 4);
+    }
+#endif
   return carry;
 }
 

@@ -16,6 +16,8 @@
  * Math functions: CPU uses libm (expf, logf, ...), the GPU its CUDA math library equivalents; both are
  * within 2 ulp, not bit-identical (rsqrt on the GPU is rsqrt.approx.f32). gelu is the exact erf form,
  * computed as 0.5*x*erfc(-x/sqrt(2)); sigmoid is 1/(1 + exp(-x)), computed without overflow.
+ * NaN: every f32 result an op computes (all but kbd_convert and kbd_fill) that is NaN is 0x7fffffff on both
+ * paths, the GPU's canonical NaN (kbd/numerics.h); i32 x / 0 is -1 on both paths.
  */
 #ifndef KBD_TILE_OPS_H
 #define KBD_TILE_OPS_H
@@ -23,6 +25,7 @@
 #include <math.h>
 
 #include "fminmax.h"
+#include "numerics.h"
 #include "tile_core.h"
 
 enum {
@@ -45,41 +48,51 @@ enum {
   KBD_OP_COPY
 };
 
+/* NaN results: the GPU's add/sub/mul/div give 0x7fffffff, the host's other bits; kbd_f32_arith_nan gives the
+ * GPU's on the CPU and is nothing in the device pass (kbd/numerics.h). min/max are canonical already. */
 KBD_TILE_FN float kbd_f32_binop(int op, float x, float y) {
   switch (op) {
-  case KBD_OP_ADD: return x + y;
-  case KBD_OP_SUB: return x - y;
-  case KBD_OP_MUL: return x * y;
-  case KBD_OP_DIV: return x / y;
+  case KBD_OP_ADD: return kbd_f32_arith_nan(x + y);
+  case KBD_OP_SUB: return kbd_f32_arith_nan(x - y);
+  case KBD_OP_MUL: return kbd_f32_arith_nan(x * y);
+  case KBD_OP_DIV: return kbd_f32_arith_nan(x / y);
   case KBD_OP_MIN: return kbd_fmin_ptx(x, y);
   case KBD_OP_MAX: return kbd_fmax_ptx(x, y);
   default: return x;
   }
 }
 
+/* NaN results canonical as in kbd_f32_binop. That includes neg and abs, whose NaN the PTX ISA leaves
+ * unspecified: ptxas (13.0, sm_90a and sm_100a) compiles neg.f32 / abs.f32 of a register to an FADD with
+ * operand modifiers (FADD d, -a, -RZ / FADD d, |a|, -RZ), and an FADD returns the canonical NaN. The math
+ * functions are built from such instructions on the GPU. kbd_convert (KBD_OP_COPY) only moves the bits,
+ * which keeps a NaN's payload on both paths. */
 KBD_TILE_FN float kbd_f32_unop(int op, float x) {
+  float r;
   switch (op) {
-  case KBD_OP_NEG: return -x;
-  case KBD_OP_ABS: return fabsf(x);
-  case KBD_OP_EXP: return expf(x);
-  case KBD_OP_EXP2: return exp2f(x);
-  case KBD_OP_LOG: return logf(x);
-  case KBD_OP_SQRT: return sqrtf(x);
+  case KBD_OP_NEG: r = -x; break;
+  case KBD_OP_ABS: r = fabsf(x); break;
+  case KBD_OP_EXP: r = expf(x); break;
+  case KBD_OP_EXP2: r = exp2f(x); break;
+  case KBD_OP_LOG: r = logf(x); break;
+  case KBD_OP_SQRT: r = sqrtf(x); break;
 #if KBD_MODE_CUDA
-  case KBD_OP_RSQRT: return rsqrtf(x);
+  case KBD_OP_RSQRT: r = rsqrtf(x); break;
 #else
-  case KBD_OP_RSQRT: return 1.0f / sqrtf(x);
+  case KBD_OP_RSQRT: r = 1.0f / sqrtf(x); break;
 #endif
-  case KBD_OP_TANH: return tanhf(x);
+  case KBD_OP_TANH: r = tanhf(x); break;
   /* exp of a non-positive argument only: no overflow to inf for large |x| (sigmoid(-89) is 2.2e-39). */
   case KBD_OP_SIGMOID: {
     const float e = expf(-fabsf(x));
-    return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    r = x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    break;
   }
   /* erfc form: 1 + erf(z) cancels for negative z; erfc(-z) keeps full relative accuracy there. */
-  case KBD_OP_GELU: return 0.5f * x * erfcf(-x * 0.70710678118654752f);
+  case KBD_OP_GELU: r = 0.5f * x * erfcf(-x * 0.70710678118654752f); break;
   default: return x;
   }
+  return kbd_f32_arith_nan(r);
 }
 
 /* 32-bit integer ops wrap (computed on uint32_t: no C undefined behaviour, same bits as PTX add/mul.lo). */
@@ -91,8 +104,10 @@ KBD_TILE_FN int32_t kbd_i32_binop(int op, int32_t x, int32_t y, const char *file
   case KBD_OP_DIV:
     (void)file;
     (void)line;
-    /* PTX div.s32 by zero is unspecified; the emulation returns -1 (all ones). Not a fault: the masked
-     * padding of a tile that hangs over the tensor edge loads as 0 and is legitimately divided by. */
+    /* PTX leaves div.s32 by zero unspecified, so the zero is tested here, on both paths: -1 (all ones),
+     * which is also what ptxas's own division sequence gives (its last step sets the quotient to ~divisor).
+     * Not a fault: the masked padding of a tile that hangs over the tensor edge loads as 0 and is
+     * legitimately divided by. */
     if (y == 0) return -1;
     if (y == -1) return (int32_t)(0u - (uint32_t)x); /* INT_MIN / -1 wraps to INT_MIN, no host trap */
     return x / y;
@@ -157,9 +172,9 @@ KBD_TILE_FN void kbd_tile_fma(void *d, int dd, const void *a, int da, const void
                               int n) {
   KBD_UNROLL for (int k = 0; k < n; ++k)
       kbd_dt_store_f32((char *)d + (size_t)k * KBD_DT_SIZE(dd), dd,
-                       fmaf(kbd_dt_load_f32((const char *)a + (size_t)k * KBD_DT_SIZE(da), da),
-                            kbd_dt_load_f32((const char *)b + (size_t)k * KBD_DT_SIZE(db), db),
-                            kbd_dt_load_f32((const char *)c + (size_t)k * KBD_DT_SIZE(dc), dc)));
+                       kbd_f32_arith_nan(fmaf(kbd_dt_load_f32((const char *)a + (size_t)k * KBD_DT_SIZE(da), da),
+                                              kbd_dt_load_f32((const char *)b + (size_t)k * KBD_DT_SIZE(db), db),
+                                              kbd_dt_load_f32((const char *)c + (size_t)k * KBD_DT_SIZE(dc), dc))));
 }
 
 #define KBD__N(t) (KBD_LANES_HELD * KBD_NPT(t))
