@@ -4,7 +4,7 @@
  * -DKBD_CPU program); in the GPU programs of the same kbd_add_program this file is empty and
  * vector_add_gpu.c provides main().
  *
- *   vector_add_cpu [--n LIST] [--threads LIST] [--reps R] [--min-sample-ms MS] [--impl I] [--smoke]
+ *   vector_add_cpu [--n LIST] [--threads LIST] [--reps R] [--min-sample-ms MS] [--impl I] [--mem M] [--smoke]
  *
  *   --n        sizes, e.g. 2^16,2^20,2^24 (default) or 65536,1m
  *   --threads  host threads, e.g. 1,all (default); kbd gets them through KBD_CPU_THREADS, the plain
@@ -14,9 +14,12 @@
  *              alternate, so load changes on a shared machine hit both alike
  *   --impl     plain, kbd or both (default); one alone is for profiling (perf, callgrind) and prints
  *              no RATIO line
+ *   --mem      host (default): the arrays are host memory registered for kernels (kbd_host_register),
+ *              so the machine checks bounds only; device: kbd_malloc'ed arrays filled by kbd_copy_to_device,
+ *              so every kernel access also checks (loads) or sets (stores) the per-byte written state
  *   --smoke    one tiny size (n = 3001, a masked tail), one sample, correctness only: the CTest entry
  *
- * Both paths touch the same three kbd_malloc'ed arrays; traffic is counted as 12 bytes per element
+ * Both paths touch the same three arrays; traffic is counted as 12 bytes per element
  * (read a, read b, write c). Prints one `BENCH ...` line per measurement, one `RATIO ...` line per
  * (n, threads) and a table. Exit 0 when every result was correct, 1 otherwise (never on timings).
  */
@@ -167,7 +170,7 @@ static void set_kbd_threads(int t) {
 static void usage(const char *argv0) {
   fprintf(stderr,
           "usage: %s [--n LIST] [--threads LIST|all] [--reps R] [--min-sample-ms MS] [--impl plain|kbd|both] "
-          "[--smoke]\n",
+          "[--mem host|device] [--smoke]\n",
           argv0);
 }
 
@@ -179,6 +182,7 @@ int main(int argc, char **argv) {
   int smoke = 0;
   const char *threads_arg = "1,all";
   int impl_lo = 0, impl_hi = 1;
+  int mem_device = 0;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--n") && i + 1 < argc) {
       nsizes = bench_parse_list(argv[++i], sizes, MAX_SIZES);
@@ -196,6 +200,12 @@ int main(int argc, char **argv) {
       else if (!strcmp(argv[i], "kbd"))
         impl_lo = impl_hi = 1;
       else if (strcmp(argv[i], "both"))
+        return usage(argv[0]), 2;
+    } else if (!strcmp(argv[i], "--mem") && i + 1 < argc) {
+      ++i;
+      if (!strcmp(argv[i], "device"))
+        mem_device = 1;
+      else if (strcmp(argv[i], "host"))
         return usage(argv[0]), 2;
     } else if (!strcmp(argv[i], "--smoke")) {
       smoke = 1;
@@ -231,18 +241,33 @@ int main(int argc, char **argv) {
     nmax = sizes[i] > nmax ? sizes[i] : nmax;
   const size_t bytes = (size_t)nmax * sizeof(float);
   float *a, *b, *c;
-  a = bench_host_alloc(bytes);
-  b = bench_host_alloc(bytes);
-  c = bench_host_alloc(bytes);
-  for (long long i = 0; i < nmax; ++i) {
-    a[i] = (float)(i % 1000) * 0.5f;
-    b[i] = 1.0f / (float)(1 + i % 7);
-    c[i] = 0.0f;
+  if (mem_device) { /* on the CPU machine kbd_malloc memory is host memory: the plain loop uses it directly */
+    KBD_CHECK(kbd_malloc((void **)&a, bytes));
+    KBD_CHECK(kbd_malloc((void **)&b, bytes));
+    KBD_CHECK(kbd_malloc((void **)&c, bytes));
+  } else {
+    a = bench_host_alloc(bytes);
+    b = bench_host_alloc(bytes);
+    c = bench_host_alloc(bytes);
+  }
+  {
+    float *ha = (float *)malloc(bytes ? bytes : 1), *hb = (float *)malloc(bytes ? bytes : 1);
+    if (!ha || !hb) abort();
+    for (long long i = 0; i < nmax; ++i) {
+      ha[i] = (float)(i % 1000) * 0.5f;
+      hb[i] = 1.0f / (float)(1 + i % 7);
+    }
+    KBD_CHECK(kbd_copy_to_device(a, ha, bytes)); /* kbd_malloc memory: marks the inputs written */
+    KBD_CHECK(kbd_copy_to_device(b, hb, bytes));
+    KBD_CHECK(kbd_memset_device(c, 0, bytes));
+    free(ha);
+    free(hb);
   }
 
   printf("# vector_add_cpu: kbd CPU machine (examples/vector_add/vector_add.cu, %d-thread blocks of %d floats) "
-         "vs plain loop; %d cores online; loadavg %.2f\n",
-         VECTOR_ADD_THREADS, VECTOR_ADD_TILE, cores, bench_loadavg());
+         "vs plain loop; %s memory; %d cores online; loadavg %.2f\n",
+         VECTOR_ADD_THREADS, VECTOR_ADD_TILE, mem_device ? "kbd_malloc (device)" : "registered host", cores,
+         bench_loadavg());
   printf("# GB/s counts 12 bytes/element; time per call = mean over `iters` calls, best and median of %d samples\n",
          reps);
 
@@ -271,7 +296,7 @@ int main(int argc, char **argv) {
       for (int k = 0; k < m; ++k) {
         /* correctness: one more call on a cleared output */
         const int impl = x[k].impl;
-        memset(c, 0, (size_t)x[k].n * sizeof(float));
+        KBD_CHECK(kbd_memset_device(c, 0, (size_t)x[k].n * sizeof(float)));
         run_once(&x[k]);
         const long long bad = check(&x[k]);
         if (bad || x[k].failed) {
@@ -319,9 +344,15 @@ int main(int argc, char **argv) {
   }
   if (both) printf("(ns/el and GB/s: median; ratio = kbd time / plain time; target <= %.1f)\n", TARGET_RATIO);
 
-  bench_host_free(a);
-  bench_host_free(b);
-  bench_host_free(c);
+  if (mem_device) {
+    KBD_CHECK(kbd_free(a));
+    KBD_CHECK(kbd_free(b));
+    KBD_CHECK(kbd_free(c));
+  } else {
+    bench_host_free(a);
+    bench_host_free(b);
+    bench_host_free(c);
+  }
   return bad_total;
 }
 

@@ -36,7 +36,12 @@
 #define KBD_KERNEL_DECL(name, P) KBD_EXTERN_C kbd_status name(kbd_launch_cfg cfg, P params)
 
 #if KBD_MODE_CPU || KBD_MODE_CUDA
-#define KBD_KERNEL(name, threads, P) KBD_HW_KERNEL(name, threads, P)
+/* __COUNTER__ here, expanded once as an argument, is the base of the kernel's registry of warp-range barrier
+ * ids (kbd/scope.h): each KBD_WARP_RANGE in the body takes the next value. */
+#define KBD_KERNEL(name, threads, P) KBD_HW_KERNEL(name, threads, P, __COUNTER__)
+/* The never-used last parameter of every kernel body: its TYPE carries the kernel's compile-time facts,
+ * char[threads][1 + registry base], for KBD_BLOCK_THREADS and KBD_WARP_RANGE to read with sizeof. */
+#define KBD__CTA_PARAM(threads, base) const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1][(base) + 1]
 #else /* host-only translation unit of a GPU program */
 #define KBD_KERNEL(name, threads, P)                                                                                   \
   KBD_STATIC_ASSERT(0, "kbd: KBD_KERNEL must be compiled by nvcc or with -DKBD_CPU; host C files use "                 \
@@ -45,8 +50,20 @@
 
 /* ---- inside a kernel ------------------------------------------------------------------------------- */
 
-/* Threads per block of the enclosing kernel, a compile-time constant. */
-#define KBD_BLOCK_THREADS ((int)sizeof(*kbd_cta_))
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+/* Outside a kernel body (a tile typedef at file scope, a device helper) this declaration stands in for the
+ * body's kbd_cta_ parameter: never defined, only ever an operand of sizeof. Its block of KBD__NO_KERNEL
+ * threads is no block a kernel can have, so checks that need the block can tell "no kernel here". */
+#define KBD__NO_KERNEL (KBD_MAX_BLOCK_THREADS + KBD_WARP_SIZE)
+extern const char (*const kbd_cta_)[KBD__NO_KERNEL][1];
+#endif
+/* Threads per block of the enclosing kernel, or KBD__NO_KERNEL outside a kernel body. */
+#define KBD__CTA_THREADS ((int)(sizeof(*kbd_cta_) / sizeof((*kbd_cta_)[0])))
+/* The enclosing kernel's first __COUNTER__ value (see KBD_KERNEL). */
+#define KBD__CTA_COUNTER ((int)sizeof((*kbd_cta_)[0]) - 1)
+/* Threads per block of the enclosing kernel, a compile-time constant. Outside a kernel body there is no
+ * block: a compile error ("size of array is negative", in the expansion of KBD_BLOCK_THREADS). */
+#define KBD_BLOCK_THREADS ((int)sizeof(char[KBD__CTA_THREADS <= KBD_MAX_BLOCK_THREADS ? KBD__CTA_THREADS : -1]))
 /* Tile scopes: the number of threads that together own a tile. */
 #define KBD_WARP 32
 #define KBD_WARPGROUP 128

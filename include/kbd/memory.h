@@ -1,8 +1,11 @@
 /* kbd/memory.h - host helpers for device memory. Every call returns a kbd_status.
  *
- * GPU programs: thin wrappers over the CUDA runtime (cudaMalloc, cudaMemcpy, ...).
- * CPU mode: malloc/memcpy, plus a registry of live allocations so that kbd tile accesses that run past
- * the end of one fail with file:line, and a free of an unknown pointer is reported instead of crashing.
+ * GPU programs: thin wrappers over the CUDA runtime (cudaMalloc, cudaMemcpy, ...): kbd/ptx/alloc.h.
+ * CPU mode: host memory plus a registry of allocations (kbd/cpu/alloc.h, kbd/cpu/global.h), so that a kbd
+ * access outside a live allocation, or a read of bytes nothing wrote, fails with file:line and the allocation
+ * named, and a free of an unknown pointer is reported instead of crashing. The calls are macros passing
+ * the call site (KBD_SITE) so that those reports can say where the memory was allocated and freed; each
+ * still is an expression whose value is a kbd_status.
  */
 #ifndef KBD_MEMORY_H
 #define KBD_MEMORY_H
@@ -47,38 +50,48 @@ static inline kbd_status kbd_host_unregister_at(void *ptr, KBD_SITE_PARAMS) {
   return kbd_hw_host_unregister(ptr, KBD_SITE_ARGS);
 }
 
-static inline kbd_status kbd_copy_(void *dst, const void *src, size_t bytes, int kind, const char *what) {
-  if (bytes && (!dst || !src)) return kbd_status_make(KBD_ERR_INVALID, "%s: NULL pointer with %zu bytes", what, bytes);
-  return kbd_hw_copy(dst, src, bytes, kind, what);
+/* Copies and memsets (cudaMemcpy, cudaMemset). Macros passing the call site: in CPU mode the device side
+ * must lie wholly inside one live allocation (or registered host range), else KBD_ERR_BOUNDS names the
+ * allocation and this file:line; bytes landing in an allocation count as written for the kernels' checks. */
+#define kbd_copy_to_device(dst, src, bytes)                                                                            \
+  kbd_copy_at_((dst), (src), (bytes), KBD_H2D_, "kbd_copy_to_device", KBD_SITE)
+#define kbd_copy_to_host(dst, src, bytes) kbd_copy_at_((dst), (src), (bytes), KBD_D2H_, "kbd_copy_to_host", KBD_SITE)
+#define kbd_copy_on_device(dst, src, bytes)                                                                            \
+  kbd_copy_at_((dst), (src), (bytes), KBD_D2D_, "kbd_copy_on_device", KBD_SITE)
+#define kbd_memset_device(ptr, byte, bytes) kbd_memset_device_at((ptr), (byte), (bytes), KBD_SITE)
+
+static inline kbd_status kbd_copy_at_(void *dst, const void *src, size_t bytes, int kind, const char *what,
+                                      KBD_SITE_PARAMS) {
+  if (bytes && (!dst || !src))
+    return kbd_status_make(KBD_ERR_INVALID, "%s:%d: %s: NULL pointer with %zu bytes", KBD_SITE_ARGS, what, bytes);
+  return kbd_hw_copy(dst, src, bytes, kind, what, KBD_SITE_ARGS);
 }
 
-static inline kbd_status kbd_copy_to_device(void *dst, const void *src, size_t bytes) {
-  return kbd_copy_(dst, src, bytes, KBD_H2D_, "kbd_copy_to_device");
-}
-static inline kbd_status kbd_copy_to_host(void *dst, const void *src, size_t bytes) {
-  return kbd_copy_(dst, src, bytes, KBD_D2H_, "kbd_copy_to_host");
-}
-static inline kbd_status kbd_copy_on_device(void *dst, const void *src, size_t bytes) {
-  return kbd_copy_(dst, src, bytes, KBD_D2D_, "kbd_copy_on_device");
-}
-
-static inline kbd_status kbd_memset_device(void *ptr, int byte, size_t bytes) {
-  if (bytes && !ptr) return kbd_status_make(KBD_ERR_INVALID, "kbd_memset_device: NULL pointer");
-  return kbd_hw_memset(ptr, byte, bytes);
+static inline kbd_status kbd_memset_device_at(void *ptr, int byte, size_t bytes, KBD_SITE_PARAMS) {
+  if (bytes && !ptr) return kbd_status_make(KBD_ERR_INVALID, "%s:%d: kbd_memset_device: NULL pointer", KBD_SITE_ARGS);
+  return kbd_hw_memset(ptr, byte, bytes, KBD_SITE_ARGS);
 }
 
 /* The same, ordered on `stream` (a cudaStream_t; NULL = the legacy default stream): work the caller queued
  * on a non-blocking stream is NOT ordered with the synchronous calls above, so library code that prepares
  * memory for a launch on the caller's stream uses these. CPU launches are synchronous: plain calls. */
-static inline kbd_status kbd_memset_device_async(void *ptr, int byte, size_t bytes, void *stream) {
-  if (bytes && !ptr) return kbd_status_make(KBD_ERR_INVALID, "kbd_memset_device_async: NULL pointer");
-  return kbd_hw_memset_async(ptr, byte, bytes, stream);
+#define kbd_memset_device_async(ptr, byte, bytes, stream)                                                              \
+  kbd_memset_device_async_at((ptr), (byte), (bytes), (stream), KBD_SITE)
+#define kbd_copy_to_device_async(dst, src, bytes, stream)                                                              \
+  kbd_copy_to_device_async_at((dst), (src), (bytes), (stream), KBD_SITE)
+
+static inline kbd_status kbd_memset_device_async_at(void *ptr, int byte, size_t bytes, void *stream, KBD_SITE_PARAMS) {
+  if (bytes && !ptr)
+    return kbd_status_make(KBD_ERR_INVALID, "%s:%d: kbd_memset_device_async: NULL pointer", KBD_SITE_ARGS);
+  return kbd_hw_memset_async(ptr, byte, bytes, stream, KBD_SITE_ARGS);
 }
 /* From pageable host memory the runtime stages the source before returning, so src may go out of scope. */
-static inline kbd_status kbd_copy_to_device_async(void *dst, const void *src, size_t bytes, void *stream) {
+static inline kbd_status kbd_copy_to_device_async_at(void *dst, const void *src, size_t bytes, void *stream,
+                                                     KBD_SITE_PARAMS) {
   if (bytes && (!dst || !src))
-    return kbd_status_make(KBD_ERR_INVALID, "kbd_copy_to_device_async: NULL pointer with %zu bytes", bytes);
-  return kbd_hw_copy_h2d_async(dst, src, bytes, stream);
+    return kbd_status_make(KBD_ERR_INVALID, "%s:%d: kbd_copy_to_device_async: NULL pointer with %zu bytes",
+                           KBD_SITE_ARGS, bytes);
+  return kbd_hw_copy_h2d_async(dst, src, bytes, stream, KBD_SITE_ARGS);
 }
 
 /* Wait for all launched work (CPU launches are synchronous already). */

@@ -46,6 +46,13 @@
 #define KBD__NPT(R, C, S) ((long long)(R) * (C) / (S) > 0 ? (int)((long long)(R) * (C) / (S)) : 1)
 #define KBD__POS(x) ((x) > 0 ? (x) : 1)
 
+/* A warpgroup tile spreads its elements over 128 threads; a block of 32 or 64 threads has no owner for the
+ * missing warps' share, which no load, store or op would then touch. Checked where the block is known: in
+ * a kernel body (KBD__CTA_THREADS is KBD__NO_KERNEL, larger than any block, elsewhere). */
+#define KBD__WARPGROUP_TILE_RULE                                                                                       \
+  "kbd: a KBD_WARPGROUP tile needs a block of at least 128 threads (one whole warpgroup): in a smaller block the "     \
+  "elements of the missing warps would have no owner"
+
 /* The tile type: KBD_TILE_L(dtype token, rows, cols, scope threads, layout id). Shape rules are checked
  * here, at compile time, each with a message naming the rule. */
 #define KBD_TILE_L(dt, R, C, S, L)                                                                                     \
@@ -55,6 +62,7 @@
                       "kbd: a tile's scope must be whole warps: KBD_WARP, KBD_WARPGROUP or KBD_CTA");                  \
     KBD_STATIC_ASSERT(((long long)(R) * (C)) % (S) == 0,                                                               \
                       "kbd: tile rows*cols must be a multiple of the owning scope's thread count");                    \
+    KBD_STATIC_ASSERT((S) != KBD_WARPGROUP || KBD__CTA_THREADS >= KBD_WARPGROUP, KBD__WARPGROUP_TILE_RULE);            \
     KBD_LAYOUT_STATIC_CHECK((L), (R), (C), (S), KBD__VEC(sizeof(kbd_##dt), R, C, S));                                  \
     kbd_##dt v[KBD_LANES_HELD][KBD__NPT(R, C, S)];                                                                     \
     char (*kbd_meta_)[KBD__POS(R)][KBD__POS(C)][KBD__POS(S)][KBD__POS(L)][KBD_DT_##dt];                                \

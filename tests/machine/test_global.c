@@ -1,6 +1,8 @@
-/* test_global.c - global memory on the CPU machine: tile loads/stores are checked against kbd_malloc's
- * allocations (file:line on overrun), masking keeps in-bounds accesses legal, and kbd_malloc/kbd_free
- * reject bad arguments. */
+/* test_global.c - global memory on the CPU machine: tile loads/stores, flags and atomics are checked against
+ * kbd_malloc's live allocations (file:line and the allocation named: wholly outside, straddling, freed, host
+ * pointer) and their written state (never-written reads); host copies and memsets against the allocation they
+ * name; masking keeps in-bounds accesses legal, and kbd_malloc/kbd_free reject bad arguments. Each misuse is
+ * caught in its first run under the default schedule. */
 #include <kbd/tile.h>
 
 #include <stdarg.h>
@@ -132,10 +134,8 @@ static void test_free_errors(void **state) {
   MT_ASSERT_OK(kbd_free(p));
 }
 
-/* A kbd_malloc of 0 bytes: a tile access that touches nothing (n = 0) is fine; memory.h says no access
- * may touch it, but kbd_cpu_check_global cannot see an access to a 0-byte allocation (both of its "inside"
- * tests are empty), so a 1-element load passes today. That half is a known bug and is compiled only with
- * -DMT_KNOWN_BUGS=1 (see the test report). */
+/* A kbd_malloc of 0 bytes: a tile access that touches nothing (n = 0) is fine; one that touches a byte is
+ * not wholly inside the allocation (memory.h: no access may touch it). */
 static void test_zero_byte_allocation(void **state) {
   (void)state;
   float *z = NULL, *out = NULL;
@@ -143,12 +143,11 @@ static void test_zero_byte_allocation(void **state) {
   MT_ASSERT_OK(kbd_malloc((void **)&out, TN * sizeof(float)));
   gb_params p = {z, out, 0, TN, 0};
   MT_ASSERT_OK(copy2_k(kbd_cfg(kbd_dim(1, 1, 1), 0, NULL), p));
-#if 1 /* formerly known bugs, fixed in machine.h */
   p.n_in = 1;
   kbd_status s = copy2_k(kbd_cfg(kbd_dim(1, 1, 1), 0, NULL), p);
   MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
   MT_ASSERT_AT(s, MT_LINE(gb_load_line));
-#endif
+  MT_ASSERT_HAS(s, "of a 0-byte allocation");
   MT_ASSERT_OK(kbd_free(z));
   MT_ASSERT_OK(kbd_free(out));
 }
@@ -176,7 +175,9 @@ static void test_straddling_the_start(void **state) {
   gb_fixture *f = (gb_fixture *)*state;
   kbd_status s = run_on(f->in - 4, TN, f->out);
   MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, MT_LINE(gb_load_line));
   MT_ASSERT_HAS(s, "kbd_load touches bytes [-16, 496) of a 400-byte allocation");
+  MT_ASSERT_HAS(s, "allocated at " __FILE__);
 }
 
 static void test_use_after_free(void **state) {
@@ -184,11 +185,15 @@ static void test_use_after_free(void **state) {
   float *tmp = NULL;
   MT_ASSERT_OK(kbd_malloc((void **)&tmp, TN * sizeof(float)));
   MT_ASSERT_OK(kbd_copy_to_device(tmp, f->host_in, ALLOC_N * sizeof(float)));
+  const int free_line = __LINE__ + 1;
   MT_ASSERT_OK(kbd_free(tmp));
   kbd_status s = run_on(tmp, ALLOC_N, f->out);
   MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
   MT_ASSERT_AT(s, MT_LINE(gb_load_line));
   MT_ASSERT_HAS(s, "that was freed: allocated at " __FILE__);
+  char freed_at[512];
+  snprintf(freed_at, sizeof freed_at, "freed at %s:%d", __FILE__, free_line);
+  MT_ASSERT_HAS(s, freed_at);
   MT_ASSERT_HAS(s, "(use after free");
 }
 
@@ -197,6 +202,7 @@ static void test_host_pointer(void **state) {
   static float host[TN];
   kbd_status s = run_on(host, ALLOC_N, f->out);
   MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, MT_LINE(gb_load_line));
   MT_ASSERT_HAS(s, "which is not device memory from kbd_malloc (a host pointer?");
   /* Mapped host memory is device-accessible, until it is unregistered. */
   MT_ASSERT_OK(kbd_host_register(host, sizeof host));
@@ -215,6 +221,7 @@ static void test_never_written_read(void **state) {
   MT_ASSERT_CODE(s, KBD_ERR_POISON);
   MT_ASSERT_AT(s, MT_LINE(gb_load_line));
   MT_ASSERT_HAS(s, "reads never-written global memory: byte 0 of the 400-byte allocation");
+  MT_ASSERT_HAS(s, "allocated at " __FILE__);
   /* Half written by a copy: the first never-written byte is named. */
   MT_ASSERT_OK(kbd_copy_to_device(fresh, f->host_in, 50 * sizeof(float)));
   s = run_on(fresh, ALLOC_N, f->out);
@@ -224,6 +231,146 @@ static void test_never_written_read(void **state) {
   MT_ASSERT_OK(run_on(f->in, ALLOC_N, fresh));
   MT_ASSERT_OK(run_on(fresh, ALLOC_N, f->out));
   MT_ASSERT_OK(kbd_free(fresh));
+}
+
+/* ---- flags and atomics: the same bounds and written checks as tile accesses ------------------------------ */
+typedef struct {
+  uint32_t *flag;
+} fl_params;
+static int fl_line;
+
+KBD_KERNEL(atomic_k, 32, fl_params) {
+  KBD_ELECT_ONE {
+    (void)(MT_MARK(fl_line), kbd_atomic_add_u32(p.flag, 1u)); /* one line: the line the machine reports */
+  }
+}
+KBD_KERNEL(acquire_k, 32, fl_params) { (void)(MT_MARK(fl_line), kbd_ld_acquire_u32(p.flag)); }
+
+static void test_atomics_checked(void **state) {
+  (void)state;
+  uint32_t *flags = NULL;
+  MT_ASSERT_OK(kbd_malloc((void **)&flags, 2 * sizeof(uint32_t)));
+  fl_params p = {flags};
+  /* an atomic reads the old value: of a never-written counter that is garbage on the GPU */
+  kbd_status s = atomic_k(kbd_cfg_1d(1), p);
+  MT_ASSERT_CODE(s, KBD_ERR_POISON);
+  MT_ASSERT_AT(s, MT_LINE(fl_line));
+  MT_ASSERT_HAS(s, "kbd_atomic_add_u32 reads never-written global memory: byte 0 of the 8-byte allocation");
+  s = acquire_k(kbd_cfg_1d(1), p);
+  MT_ASSERT_CODE(s, KBD_ERR_POISON);
+  MT_ASSERT_HAS(s, "kbd_ld_acquire_u32 reads never-written global memory");
+  MT_ASSERT_OK(kbd_memset_device(flags, 0, 2 * sizeof(uint32_t)));
+  MT_ASSERT_OK(atomic_k(kbd_cfg_1d(1), p));
+  MT_ASSERT_OK(acquire_k(kbd_cfg_1d(1), p));
+  p.flag = flags + 2; /* one past the end */
+  s = atomic_k(kbd_cfg_1d(1), p);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, MT_LINE(fl_line));
+  MT_ASSERT_HAS(s, "0 bytes past the end of the 8-byte allocation");
+  MT_ASSERT_OK(kbd_free(flags));
+  p.flag = flags;
+  s = acquire_k(kbd_cfg_1d(1), p);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_HAS(s, "(use after free)");
+}
+
+/* ---- host copies and memsets: the device side must be one live allocation too ----------------------------- */
+static void test_host_copies_checked(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  float host[TN] = {0};
+  int line = __LINE__ + 1;
+  kbd_status s = kbd_copy_to_device(f->in, host, sizeof host); /* 512 bytes into a 400-byte allocation */
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_copy_to_device (destination) touches bytes [0, 512) of a 400-byte allocation");
+  MT_ASSERT_HAS(s, "allocated at " __FILE__);
+  s = kbd_copy_to_host(host, f->in + 50, sizeof host);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_HAS(s, "kbd_copy_to_host (source) touches bytes [200, 712)");
+  s = kbd_memset_device(f->out - 1, 0, sizeof(float) * ALLOC_N);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_HAS(s, "kbd_memset_device (destination) touches bytes [-4, 396)");
+  /* a host array where device memory belongs: cudaMemcpy's behaviour is undefined there (a static one: heap
+   * memory may reuse the addresses of a freed allocation, and is then named as that use after free) */
+  static float not_device[TN];
+  s = kbd_copy_to_host(host, not_device, sizeof not_device);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_HAS(s, "kbd_copy_to_host (source) touches");
+  MT_ASSERT_HAS(s, "which is not device memory from kbd_malloc");
+  float *tmp = NULL;
+  MT_ASSERT_OK(kbd_malloc((void **)&tmp, sizeof host));
+  MT_ASSERT_OK(kbd_free(tmp));
+  line = __LINE__ + 1;
+  s = kbd_copy_on_device(tmp, f->in, ALLOC_N * sizeof(float));
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_copy_on_device (destination) touches byte 0 of a 512-byte allocation");
+  MT_ASSERT_HAS(s, "(use after free)");
+  /* in bounds: fine, and 0 bytes touch nothing anywhere */
+  MT_ASSERT_OK(kbd_copy_to_host(host, f->in, ALLOC_N * sizeof(float)));
+  MT_ASSERT_OK(kbd_copy_to_device(f->host_in, host, 0));
+}
+
+/* A device-to-device copy carries the written state: copied garbage is still garbage. */
+static void test_copy_on_device_carries_written_state(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  float *half = NULL, *dst = NULL;
+  MT_ASSERT_OK(kbd_malloc((void **)&half, ALLOC_N * sizeof(float)));
+  MT_ASSERT_OK(kbd_malloc((void **)&dst, ALLOC_N * sizeof(float)));
+  MT_ASSERT_OK(kbd_copy_to_device(half + 3, f->host_in, 40 * sizeof(float))); /* floats 3..42 written */
+  MT_ASSERT_OK(kbd_memset_device(dst, 0, ALLOC_N * sizeof(float)));
+  MT_ASSERT_OK(kbd_copy_on_device(dst + 1, half, 60 * sizeof(float))); /* dst 1..3 and 44..60 now garbage */
+  kbd_status s = run_on(dst, ALLOC_N, f->out);
+  MT_ASSERT_CODE(s, KBD_ERR_POISON);
+  MT_ASSERT_HAS(s, "byte 4 of the 400-byte allocation");
+  MT_ASSERT_OK(run_on(dst + 4, 40, f->out)); /* dst 4..43 came from written bytes */
+  s = run_on(dst + 4, 41, f->out);
+  MT_ASSERT_CODE(s, KBD_ERR_POISON);
+  MT_ASSERT_HAS(s, "byte 176 of the 400-byte allocation");
+  MT_ASSERT_OK(kbd_free(half));
+  MT_ASSERT_OK(kbd_free(dst));
+}
+
+/* Many live arrays (more than a host thread's cache of recent hits) and many freed ones: every access still
+ * finds its own allocation, and a use after free still names the right one. */
+static void test_many_allocations(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  enum { NA = 40 };
+  float *v[NA];
+  for (int i = 0; i < NA; ++i) {
+    MT_ASSERT_OK(kbd_malloc((void **)&v[i], (size_t)(ALLOC_N + i) * sizeof(float)));
+    MT_ASSERT_OK(kbd_copy_to_device(v[i], f->host_in, ALLOC_N * sizeof(float)));
+  }
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < NA; ++i)
+      MT_ASSERT_OK(run_on(v[(i * 7) % NA], ALLOC_N, v[(i * 7 + 1) % NA]));
+  for (int i = 0; i < NA; i += 2)
+    MT_ASSERT_OK(kbd_free(v[i]));
+  for (int i = 0; i < NA; ++i) {
+    kbd_status s = run_on(v[i], ALLOC_N, f->out);
+    if (i % 2) {
+      MT_ASSERT_OK(s);
+    } else {
+      MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+      char want[96];
+      snprintf(want, sizeof want, "of a %d-byte allocation (base %p) that was freed", (ALLOC_N + i) * 4, (void *)v[i]);
+      MT_ASSERT_HAS(s, want);
+    }
+  }
+  for (int i = 1; i < NA; i += 2)
+    MT_ASSERT_OK(kbd_free(v[i]));
+}
+
+/* Registering memory twice, or memory kbd_malloc owns, is refused (cudaErrorHostMemoryAlreadyRegistered). */
+static void test_register_overlap(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  static float host[TN];
+  MT_ASSERT_OK(kbd_host_register(host, sizeof host));
+  kbd_status s = kbd_host_register(host + 8, 16);
+  MT_ASSERT_CODE(s, KBD_ERR_INVALID);
+  MT_ASSERT_HAS(s, "overlaps memory already registered or allocated");
+  MT_ASSERT_CODE(kbd_host_register(f->in, 16), KBD_ERR_INVALID);
+  MT_ASSERT_OK(kbd_host_unregister(host));
 }
 
 int main(void) {
@@ -238,6 +385,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_use_after_free, gb_setup, gb_teardown),
       cmocka_unit_test_setup_teardown(test_host_pointer, gb_setup, gb_teardown),
       cmocka_unit_test_setup_teardown(test_never_written_read, gb_setup, gb_teardown),
+      MT_TEST(test_atomics_checked),
+      cmocka_unit_test_setup_teardown(test_host_copies_checked, gb_setup, gb_teardown),
+      cmocka_unit_test_setup_teardown(test_copy_on_device_carries_written_state, gb_setup, gb_teardown),
+      cmocka_unit_test_setup_teardown(test_many_allocations, gb_setup, gb_teardown),
+      cmocka_unit_test_setup_teardown(test_register_overlap, gb_setup, gb_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

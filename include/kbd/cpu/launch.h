@@ -9,15 +9,15 @@
 
 #if KBD_MODE_CPU
 
-#define KBD_HW_KERNEL(name, threads, P)                                                                                \
+#define KBD_HW_KERNEL(name, threads, P, base)                                                                          \
   KBD_STATIC_ASSERT((threads) % 32 == 0 && (threads) >= 32 && (threads) <= 1024, KBD__THREADS_RULE);                   \
-  static void name##_kbd_body(P p, const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1]);                              \
+  static void name##_kbd_body(P p, KBD__CTA_PARAM(threads, base));                                                     \
   static void name##_kbd_entry(const void *kbd_params_) { name##_kbd_body(*(const P *)kbd_params_, NULL); }            \
   KBD_KERNEL_DECL(name, P);                                                                                            \
   KBD_EXTERN_C kbd_status name(kbd_launch_cfg cfg, P params) {                                                         \
     return kbd_cpu_launch_kernel(&cfg, (threads), name##_kbd_entry, &params, #name);                                   \
   }                                                                                                                    \
-  static void name##_kbd_body(KBD_UNUSED P p, KBD_UNUSED const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1])
+  static void name##_kbd_body(KBD_UNUSED P p, KBD_UNUSED KBD__CTA_PARAM(threads, base))
 
 #endif /* KBD_MODE_CPU */
 #endif /* KBD_CPU_LAUNCH_H */

@@ -89,8 +89,19 @@ KBD_NORETURN static inline void kbd_cpu_bar_after_exit(kbd_cpu_cta *cta, int id,
                 id, ex);
 }
 
-/* nthreads == 0 means every thread of the block, as in `bar.sync id;`. */
-static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, const char *file, int line) {
+/* Barrier 0 serves two users: kbd_sync (`bar.sync 0` in the kernel's own code) and kbd's CTA-wide
+ * collectives (kbd_cta_reduce, kbd_reduce of a KBD_CTA tile, CTA scans and tile reductions: `bar.sync 0`
+ * inside the library). The GPU counts arrivals, not call sites, so a collective that only part of the block
+ * reaches - the consumer warps of a warp-specialized kernel while the producer warp sits in a kbd_sync of
+ * its own - "completes" there against that kbd_sync, and the collective reads shared slots the other warps
+ * never wrote. The instance in flight keeps which kind began it (b->whole: 1 kbd_sync, 2 a collective;
+ * both count the whole block) and the other kind may not join it. */
+#define KBD_CPU_BAR_SYNC 1
+#define KBD_CPU_BAR_COLLECTIVE 2
+
+/* nthreads == 0 means every thread of the block, as in `bar.sync id;`; `collective`: a CTA-wide kbd
+ * collective's barrier (see above). */
+static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collective, const char *file, int line) {
   kbd_cpu_warp *w = kbd_cpu_cur;
   if (!w) kbd_cpu_fault(KBD_ERR_KERNEL, file, line, "barrier called outside a kernel"); /* aborts */
   kbd_cpu_cta *cta = w->cta;
@@ -110,17 +121,32 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, const char
     for (int i = 0; i < cta->nwarps; ++i)
       if (cta->warps[i].state == KBD_CPU_W_DONE) kbd_cpu_bar_after_exit(cta, id, file, line);
   kbd_cpu_barrier *b = &cta->bars[id];
+  const int kind = !whole ? 0 : collective ? KBD_CPU_BAR_COLLECTIVE : KBD_CPU_BAR_SYNC;
   if (b->arrived == 0) {
     b->expected = nthreads;
     b->file = file;
     b->line = line;
     b->members = 0;
-    b->whole = whole;
+    b->whole = kind;
     memset(b->clk, 0, sizeof b->clk);
   } else if (b->expected != nthreads) {
     kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
                   "barrier %d reached with thread count %d while the instance begun at %s:%d counts %d", id, nthreads,
                   b->file, b->line, b->expected);
+  } else if (KBD_UNLIKELY(kind && b->whole && kind != b->whole)) {
+    if (collective)
+      kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
+                    "a CTA-wide collective (reduction or scan over the block) reaches barrier %d while the instance "
+                    "in flight was begun by kbd_sync at %s:%d: only part of the block takes part in the collective, "
+                    "and the GPU would pair it with that kbd_sync. Every warp of the block must reach it; for part "
+                    "of the block use a warp range (kbd_scope_reduce, docs/scopes.md)",
+                    id, b->file, b->line);
+    kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
+                  "kbd_sync reaches barrier %d while the instance in flight was begun by a CTA-wide collective "
+                  "(reduction or scan over the block) at %s:%d: only part of the block takes part in the collective, "
+                  "and the GPU would pair this kbd_sync with it. Every warp of the block must reach it; for part of "
+                  "the block use a warp range (kbd_scope_reduce, docs/scopes.md)",
+                  id, b->file, b->line);
   }
   /* Release: the barrier carries what this warp did so far to the warps that wait on it. */
   for (int u = 0; u < cta->nwarps; ++u)

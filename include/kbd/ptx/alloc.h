@@ -44,17 +44,24 @@ static inline kbd_status kbd_hw_host_unregister(void *ptr, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
   return kbd_cuda_status_(cudaHostUnregister(ptr), "kbd_host_unregister");
 }
-static inline kbd_status kbd_hw_copy(void *dst, const void *src, size_t bytes, int kind, const char *what) {
+/* The call site is the CPU machine's, which checks the device range against its allocations. */
+static inline kbd_status kbd_hw_copy(void *dst, const void *src, size_t bytes, int kind, const char *what,
+                                     KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
   return kbd_cuda_status_(cudaMemcpy(dst, src, bytes, (enum cudaMemcpyKind)kind), what);
 }
-static inline kbd_status kbd_hw_memset(void *ptr, int byte, size_t bytes) {
+static inline kbd_status kbd_hw_memset(void *ptr, int byte, size_t bytes, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
   return kbd_cuda_status_(cudaMemset(ptr, byte, bytes), "kbd_memset_device");
 }
-static inline kbd_status kbd_hw_memset_async(void *ptr, int byte, size_t bytes, void *stream) {
+static inline kbd_status kbd_hw_memset_async(void *ptr, int byte, size_t bytes, void *stream, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
   return kbd_cuda_status_(cudaMemsetAsync(ptr, byte, bytes, (cudaStream_t)stream), "kbd_memset_device_async");
 }
 /* From pageable host memory the runtime stages the source before returning, so src may go out of scope. */
-static inline kbd_status kbd_hw_copy_h2d_async(void *dst, const void *src, size_t bytes, void *stream) {
+static inline kbd_status kbd_hw_copy_h2d_async(void *dst, const void *src, size_t bytes, void *stream,
+                                               KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
   return kbd_cuda_status_(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)stream),
                           "kbd_copy_to_device_async");
 }

@@ -24,6 +24,13 @@ KBD_DEV void kbd_hw_bar_sync(int id, int nthreads, KBD_SITE_PARAMS) {
     asm volatile("barrier.sync.aligned %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
 }
 
+/* bar.sync 0;     the CTA barrier of kbd's CTA-wide collectives (reductions, scans): the same instruction
+ * as kbd_sync - the CPU twin keeps the two apart to report a collective only part of the block reaches. */
+KBD_DEV void kbd_hw_bar_sync_cta(KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  asm volatile("bar.sync 0;" ::: "memory");
+}
+
 /* barrier.arrive.aligned a, b;     PTX ISA 6.0, sm_30 - counts the warp, does not wait */
 KBD_DEV void kbd_hw_bar_arrive(int id, int nthreads, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;

@@ -18,10 +18,10 @@ static inline kbd_status kbd_cuda_status(cudaError_t e, const char *what) {
   return kbd_status_make(KBD_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-#define KBD_HW_KERNEL(name, threads, P)                                                                                \
+#define KBD_HW_KERNEL(name, threads, P, base)                                                                          \
   KBD_STATIC_ASSERT((threads) % 32 == 0 && (threads) >= 32 && (threads) <= 1024, KBD__THREADS_RULE);                   \
   __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024)                             \
-      name##_kbd_dev(const __grid_constant__ P p, const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1]);               \
+      name##_kbd_dev(const __grid_constant__ P p, KBD__CTA_PARAM(threads, base));                                      \
   KBD_KERNEL_DECL(name, P);                                                                                            \
   KBD_EXTERN_C kbd_status name(kbd_launch_cfg cfg, P params) {                                                         \
     kbd_status s_ = kbd_check_launch(&cfg, (threads), #name);                                                          \
@@ -36,8 +36,8 @@ static inline kbd_status kbd_cuda_status(cudaError_t e, const char *what) {
         params, NULL);                                                                                                 \
     return kbd_cuda_status(cudaGetLastError(), "launch of " #name);                                                    \
   }                                                                                                                    \
-  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024) name##_kbd_dev(             \
-      KBD_UNUSED const __grid_constant__ P p, KBD_UNUSED const char(*kbd_cta_)[(threads) > 0 ? (threads) : 1])
+  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024)                             \
+      name##_kbd_dev(KBD_UNUSED const __grid_constant__ P p, KBD_UNUSED KBD__CTA_PARAM(threads, base))
 
 #endif /* KBD_MODE_CUDA */
 #endif /* KBD_PTX_LAUNCH_H */
