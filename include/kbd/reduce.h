@@ -145,17 +145,35 @@ KBD_TILE_FN uint32_t kbd_warp_reduce_b32_(kbd_lanes_b32 x, int op, int fl, const
 
 /* ---- warpgroup / CTA ---------------------------------------------------------------------------------- */
 
-/* bar.sync 0 (CTA) or barrier.sync.aligned id, 128 (warpgroup), reported at the caller's file:line. The CTA
- * barrier is kbd_hw_bar_sync_cta, so that the CPU machine reports a kbd_sync meeting it (a collective only
- * part of the block reaches) instead of pairing the two as the GPU does. */
-KBD_TILE_FN void kbd_red_barrier_(int scope, int block_threads, const char *file, int line) {
-  if (scope == block_threads)
-    kbd_hw_bar_sync_cta(file, line);
-  else
-    kbd_hw_bar_sync(KBD_REDUCE_WG_BARRIER + kbd_warp_id() / 4, KBD_WARPGROUP_SIZE, file, line);
+/* The threads a collective spans: warps [first, first + nw) of the block, and the barrier they meet at
+ * (bar < 0: the CTA barrier, bar.sync 0). Warp, warpgroup and CTA scopes are spans; so is a warp range
+ * (kbd/scope.h), which brings its own barrier id, so that the rest of the block can do something else. */
+typedef struct kbd_span_ {
+  int first, nw, bar;
+} kbd_span_;
+
+/* The span of a tile scope (32, 128 or the block's thread count) containing the calling warp: warpgroup
+ * scope takes named barrier KBD_REDUCE_WG_BARRIER + warpgroup index with 128 threads. */
+KBD_TILE_FN kbd_span_ kbd_span_of_(int scope, int block_threads) {
+  kbd_span_ s;
+  const int w = kbd_warp_id();
+  s.nw = scope / KBD_WARP_SIZE;
+  s.first = w / s.nw * s.nw;
+  s.bar = scope == block_threads ? -1 : KBD_REDUCE_WG_BARRIER + w / 4;
+  return s;
 }
 
-/* Lane l of the warp <- warp total l of the scope (slots[l]), for l < nw; the exact padding identity above.
+/* The span's barrier, reported at the caller's file:line. The CTA barrier is kbd_hw_bar_sync_cta, so that
+ * the CPU machine reports a kbd_sync meeting it (a collective only part of the block reaches) instead of
+ * pairing the two as the GPU does. */
+KBD_TILE_FN void kbd_span_barrier_(kbd_span_ s, const char *file, int line) {
+  if (s.bar < 0)
+    kbd_hw_bar_sync_cta(file, line);
+  else
+    kbd_hw_bar_sync(s.bar, s.nw * KBD_WARP_SIZE, file, line);
+}
+
+/* Lane l of the warp <- warp total l of the span (slots[l]), for l < nw; the exact padding identity above.
  * CPU: one copy and one fill for the 32 lanes instead of a per-lane select (same values). */
 KBD_TILE_FN void kbd_red_load_totals_(kbd_lanes_b32 *y, const uint32_t *slots, int nw, uint32_t pad) {
 #if KBD_MODE_CPU
@@ -167,23 +185,35 @@ KBD_TILE_FN void kbd_red_load_totals_(kbd_lanes_b32 *y, const uint32_t *slots, i
 #endif
 }
 
-/* op over `scope` threads (32, 128 or the block): warp butterfly, warp totals through shared memory,
- * a barrier, a second butterfly over the totals in every warp, and a trailing barrier (WAR on the slots). */
-KBD_TILE_FN uint32_t kbd_scope_reduce_b32_(kbd_lanes_b32 x, int op, int fl, int scope, int block_threads,
-                                           const char *file, int line) {
+/* op over the span's threads: warp butterfly, warp totals through shared memory (one slot per warp of the
+ * block, so disjoint spans never share a slot), the span's barrier, a second butterfly over the totals in
+ * every warp, and a trailing barrier (WAR on the slots). A one-warp span needs neither. */
+KBD_TILE_FN uint32_t kbd_span_reduce_b32_(kbd_lanes_b32 x, int op, int fl, kbd_span_ s, const char *file, int line) {
   uint32_t r = kbd_warp_reduce_b32_(x, op, fl, file, line);
-  if (scope == KBD_WARP_SIZE) return r;
+  if (s.nw == 1) return r;
   KBD_SHARED(uint32_t, kbd_red_slots_, KBD_MAX_BLOCK_THREADS / KBD_WARP_SIZE);
-  const int w = kbd_warp_id(), nw = scope / KBD_WARP_SIZE, base = w / nw * nw;
+  const int w = kbd_warp_id();
   KBD_FOR_LANES(lane) {
     if (lane == 0) kbd_red_slots_[w] = r;
   }
-  kbd_red_barrier_(scope, block_threads, file, line);
+  kbd_span_barrier_(s, file, line);
   kbd_lanes_b32 y;
-  kbd_red_load_totals_(&y, kbd_red_slots_ + base, nw, kbd_red_pad_b32(op, fl));
+  kbd_red_load_totals_(&y, kbd_red_slots_ + s.first, s.nw, kbd_red_pad_b32(op, fl));
   r = kbd_warp_reduce_b32_(y, op, fl, file, line);
-  kbd_red_barrier_(scope, block_threads, file, line);
+  kbd_span_barrier_(s, file, line);
   return r;
+}
+
+/* op over `scope` threads (32, 128 or the block) */
+KBD_TILE_FN uint32_t kbd_scope_reduce_b32_(kbd_lanes_b32 x, int op, int fl, int scope, int block_threads,
+                                           const char *file, int line) {
+  if (scope == KBD_WARP_SIZE) return kbd_warp_reduce_b32_(x, op, fl, file, line);
+  return kbd_span_reduce_b32_(x, op, fl, kbd_span_of_(scope, block_threads), file, line);
+}
+
+/* The barrier of the tile scope containing the calling warp (the tile reductions' steps). */
+KBD_TILE_FN void kbd_red_barrier_(int scope, int block_threads, const char *file, int line) {
+  kbd_span_barrier_(kbd_span_of_(scope, block_threads), file, line);
 }
 
 /* ---- per-thread fold of a tile fragment --------------------------------------------------------------- */

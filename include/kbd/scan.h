@@ -59,10 +59,10 @@ KBD_TILE_FN kbd_lanes_b32 kbd_warp_scan_incl_b32_(kbd_lanes_b32 x, int op, int f
   return x;
 }
 
-/* Scan of x over `scope` threads (32, 128 or the block) in thread order. Exclusive results of the
- * scope's first thread hold the exact padding identity (fixed up by the caller). *total: op over all. */
-KBD_TILE_FN kbd_lanes_b32 kbd_scope_scan_b32_(kbd_lanes_b32 x, int op, int fl, int excl, int scope, int block_threads,
-                                              uint32_t *total, const char *file, int line) {
+/* Scan of x over the span's threads (kbd_span_, kbd/reduce.h) in thread order. Exclusive results of the
+ * span's first thread hold the exact padding identity (fixed up by the caller). *total: op over all. */
+KBD_TILE_FN kbd_lanes_b32 kbd_span_scan_b32_(kbd_lanes_b32 x, int op, int fl, int excl, kbd_span_ s, uint32_t *total,
+                                             const char *file, int line) {
   const uint32_t pad = kbd_red_pad_b32(op, fl);
   kbd_lanes_b32 incl = kbd_warp_scan_incl_b32_(x, op, fl, file, line);
   const uint32_t wt = kbd_lanes_shfl_b32_(KBD_SHFL_IDX, incl, 31, file, line).v[0]; /* warp total, uniform */
@@ -73,38 +73,46 @@ KBD_TILE_FN kbd_lanes_b32 kbd_scope_scan_b32_(kbd_lanes_b32 x, int op, int fl, i
       if (lane == 0) KBD_LANE(r, lane) = pad;
     }
   }
-  if (scope == KBD_WARP_SIZE) {
+  if (s.nw == 1) {
     *total = wt;
     return r;
   }
   KBD_SHARED(uint32_t, kbd_scan_slots_, KBD_MAX_BLOCK_THREADS / KBD_WARP_SIZE);
-  const int w = kbd_warp_id(), nw = scope / KBD_WARP_SIZE, base = w / nw * nw, wi = w - base;
+  const int w = kbd_warp_id(), wi = w - s.first;
   KBD_FOR_LANES(lane) {
     if (lane == 0) kbd_scan_slots_[w] = wt;
   }
-  kbd_red_barrier_(scope, block_threads, file, line);
+  kbd_span_barrier_(s, file, line);
   kbd_lanes_b32 y;
-  kbd_red_load_totals_(&y, kbd_scan_slots_ + base, nw, pad);
+  kbd_red_load_totals_(&y, kbd_scan_slots_ + s.first, s.nw, pad);
   y = kbd_warp_scan_incl_b32_(y, op, fl, file, line);
-  *total = kbd_lanes_shfl_b32_(KBD_SHFL_IDX, y, (uint32_t)(nw - 1), file, line).v[0];
+  *total = kbd_lanes_shfl_b32_(KBD_SHFL_IDX, y, (uint32_t)(s.nw - 1), file, line).v[0];
   const uint32_t prefix = wi == 0 ? pad : kbd_lanes_shfl_b32_(KBD_SHFL_IDX, y, (uint32_t)(wi - 1), file, line).v[0];
-  kbd_red_barrier_(scope, block_threads, file, line);
+  kbd_span_barrier_(s, file, line);
   KBD_FOR_LANES(lane) { KBD_LANE(r, lane) = kbd_red_op_b32(op, fl, prefix, KBD_LANE(r, lane)); }
   return r;
 }
 
-/* The scope's first thread's exclusive result -> op's documented empty value. */
-KBD_TILE_FN void kbd_scan_fix_first_(kbd_lanes_b32 *r, int op, int fl, int scope) {
+/* The same over `scope` threads (32, 128 or the block). */
+KBD_TILE_FN kbd_lanes_b32 kbd_scope_scan_b32_(kbd_lanes_b32 x, int op, int fl, int excl, int scope, int block_threads,
+                                              uint32_t *total, const char *file, int line) {
+  return kbd_span_scan_b32_(x, op, fl, excl, kbd_span_of_(scope, block_threads), total, file, line);
+}
+
+/* The span's first thread's exclusive result -> op's documented empty value. */
+KBD_TILE_FN void kbd_scan_fix_first_(kbd_lanes_b32 *r, int op, int fl, kbd_span_ s) {
   const uint32_t e = fl ? kbd_cvt_f32_bits(kbd_red_empty_f32(op)) : (uint32_t)kbd_red_empty_i32(op);
+  if (kbd_warp_id() != s.first) return;
   KBD_FOR_LANES(lane) {
-    if ((kbd_warp_id() * KBD_WARP_SIZE + lane) % scope == 0) KBD_LANE(*r, lane) = e;
+    if (lane == 0) KBD_LANE(*r, lane) = e;
   }
 }
 
 KBD_TILE_FN kbd_lanes_b32 kbd_scan_lanes_b32_(kbd_lanes_b32 x, int op, int fl, int excl, int scope, int block_threads,
                                               uint32_t *total, const char *file, int line) {
-  kbd_lanes_b32 r = kbd_scope_scan_b32_(x, op, fl, excl, scope, block_threads, total, file, line);
-  if (excl) kbd_scan_fix_first_(&r, op, fl, scope);
+  const kbd_span_ sp = kbd_span_of_(scope, block_threads);
+  kbd_lanes_b32 r = kbd_span_scan_b32_(x, op, fl, excl, sp, total, file, line);
+  if (excl) kbd_scan_fix_first_(&r, op, fl, sp);
   return r;
 }
 

@@ -26,6 +26,7 @@
 #include "reduce.h"
 #include "reduce_tile.h"
 #include "scan.h"
+#include "scope.h"
 #include "smem.h"
 #include "sync.h"
 #include "tile_core.h"
