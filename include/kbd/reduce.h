@@ -146,10 +146,11 @@ KBD_TILE_FN uint32_t kbd_warp_reduce_b32_(kbd_lanes_b32 x, int op, int fl, const
 /* ---- warpgroup / CTA ---------------------------------------------------------------------------------- */
 
 /* The threads a collective spans: warps [first, first + nw) of the block, and the barrier they meet at
- * (bar < 0: the CTA barrier, bar.sync 0). Warp, warpgroup and CTA scopes are spans; so is a warp range
- * (kbd/scope.h), which brings its own barrier id, so that the rest of the block can do something else. */
+ * (cta: the CTA barrier, bar.sync 0; else named barrier `bar` with the span's threads). Warp, warpgroup and CTA scopes
+ * are spans; so is a warp range (kbd/scope.h), which brings its own barrier id, so that the rest of the block can do
+ * something else. */
 typedef struct kbd_span_ {
-  int first, nw, bar;
+  int first, nw, bar, cta; /* cta: meet at the CTA barrier (bar unused) */
 } kbd_span_;
 
 /* The span of a tile scope (32, 128 or the block's thread count) containing the calling warp: warpgroup
@@ -159,7 +160,8 @@ KBD_TILE_FN kbd_span_ kbd_span_of_(int scope, int block_threads) {
   const int w = kbd_warp_id();
   s.nw = scope / KBD_WARP_SIZE;
   s.first = w / s.nw * s.nw;
-  s.bar = scope == block_threads ? -1 : KBD_REDUCE_WG_BARRIER + w / 4;
+  s.cta = scope == block_threads;
+  s.bar = s.cta ? 0 : KBD_REDUCE_WG_BARRIER + w / 4;
   return s;
 }
 
@@ -167,10 +169,10 @@ KBD_TILE_FN kbd_span_ kbd_span_of_(int scope, int block_threads) {
  * the CPU machine reports a kbd_sync meeting it (a collective only part of the block reaches) instead of
  * pairing the two as the GPU does. */
 KBD_TILE_FN void kbd_span_barrier_(kbd_span_ s, const char *file, int line) {
-  if (s.bar < 0)
+  if (s.cta)
     kbd_hw_bar_sync_cta(file, line);
   else
-    kbd_hw_bar_sync(s.bar, s.nw * KBD_WARP_SIZE, file, line);
+    kbd_hw_bar_sync_named(s.bar, s.nw * KBD_WARP_SIZE, file, line);
 }
 
 /* Lane l of the warp <- warp total l of the span (slots[l]), for l < nw; the exact padding identity above.

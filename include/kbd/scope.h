@@ -95,7 +95,7 @@ KBD_DEV void kbd_scope_member_(kbd_scope s, const char *what, const char *file, 
 
 KBD_DEV void kbd_scope_sync_at(kbd_scope s, KBD_SITE_PARAMS) {
   kbd_scope_member_(s, "kbd_scope_sync", KBD_SITE_ARGS);
-  kbd_hw_bar_sync(s.bar_id, s.nwarps * KBD_WARP_SIZE, KBD_SITE_ARGS);
+  kbd_hw_bar_sync_named(s.bar_id, s.nwarps * KBD_WARP_SIZE, KBD_SITE_ARGS);
 }
 KBD_DEV void kbd_scope_arrive_at(kbd_scope s, KBD_SITE_PARAMS) {
   kbd_scope_member_(s, "kbd_scope_arrive", KBD_SITE_ARGS);
@@ -109,6 +109,7 @@ KBD_TILE_FN kbd_span_ kbd_scope_span_(kbd_scope s) {
   r.first = s.first_warp;
   r.nw = s.nwarps;
   r.bar = s.bar_id;
+  r.cta = 0; /* a literal, so a range chosen at run time still compiles to one named barrier */
   return r;
 }
 

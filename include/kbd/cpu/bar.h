@@ -15,6 +15,9 @@
 static inline void kbd_hw_bar_sync(int id, int nthreads, KBD_SITE_PARAMS) {
   kbd_cpu_bar(id, nthreads, 0, 0, KBD_SITE_ARGS);
 }
+static inline void kbd_hw_bar_sync_named(int id, int nthreads, KBD_SITE_PARAMS) {
+  kbd_cpu_bar(id, nthreads, 0, 0, KBD_SITE_ARGS);
+}
 static inline void kbd_hw_bar_arrive(int id, int nthreads, KBD_SITE_PARAMS) {
   kbd_cpu_bar(id, nthreads, 1, 0, KBD_SITE_ARGS);
 }

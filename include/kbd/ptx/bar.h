@@ -24,6 +24,14 @@ KBD_DEV void kbd_hw_bar_sync(int id, int nthreads, KBD_SITE_PARAMS) {
     asm volatile("barrier.sync.aligned %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
 }
 
+/* barrier.sync.aligned a, b;     the same, for a named barrier with a thread count (b > 0): one instruction
+ * even when id and count are not compile-time constants (a warp range picked at run time), where
+ * kbd_hw_bar_sync would keep its three forms. */
+KBD_DEV void kbd_hw_bar_sync_named(int id, int nthreads, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  asm volatile("barrier.sync.aligned %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
+}
+
 /* bar.sync 0;     the CTA barrier of kbd's CTA-wide collectives (reductions, scans): the same instruction
  * as kbd_sync - the CPU twin keeps the two apart to report a collective only part of the block reaches. */
 KBD_DEV void kbd_hw_bar_sync_cta(KBD_SITE_PARAMS) {
