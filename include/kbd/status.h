@@ -27,7 +27,8 @@ typedef enum kbd_code {
   KBD_ERR_RACE = 10,     /* CPU machine: two warps touch the same bytes, one writes, nothing orders them */
   KBD_ERR_ISSUE = 11,    /* CPU machine: an operation issued a different number of times than on the GPU
                           * (a collective inside per-lane code, a per-thread atomic in warp-uniform code) */
-  KBD_ERR_SCOPE = 12     /* CPU machine: a warp used a collective of a warp range it is not in (kbd/scope.h) */
+  KBD_ERR_SCOPE = 12,    /* CPU machine: a warp used a collective of a warp range it is not in (kbd/scope.h) */
+  KBD_ERR_MBARRIER = 13  /* CPU machine: mbarrier misuse (uninitialised, re-initialised, over-arrival, tx range) */
 } kbd_code;
 
 /* Room for a multi-line deadlock report of a full 32-warp block (one line per waiting warp; runs of warps
@@ -76,6 +77,7 @@ static inline const char *kbd_code_name(kbd_code c) {
   case KBD_ERR_RACE: return "data race";
   case KBD_ERR_ISSUE: return "issue-count mismatch";
   case KBD_ERR_SCOPE: return "warp-range misuse";
+  case KBD_ERR_MBARRIER: return "mbarrier misuse";
   }
   return "unknown";
 }

@@ -17,6 +17,7 @@
 #include "grid.h"
 #include "launch.h"
 #include "layout.h"
+#include "mbarrier.h"
 #include "memory.h"
 #include "status.h"
 #include "types.h"

@@ -104,6 +104,25 @@ typedef struct kbd_cpu_barrier {
   uint32_t clk[KBD_CPU_MAX_WARPS]; /* join of the arrivals' vector clocks (release) */
 } kbd_cpu_barrier;
 
+/* One mbarrier (PTX mbarrier, kbd/cpu/mbar.h): the state the hardware keeps in the 8-byte shared object,
+ * kept here beside it, keyed by its shared-memory offset. */
+typedef struct kbd_cpu_mbar {
+  size_t off;       /* byte offset of the object in the CTA's shared memory */
+  int live;         /* initialised and not invalidated */
+  uint32_t phase;   /* current (incomplete) phase */
+  int32_t pending;  /* arrivals still missing in the current phase */
+  int32_t expected; /* arrivals per phase */
+  int32_t tx;       /* transaction bytes still pending in the current phase (may be negative) */
+  uint32_t waiters; /* warps blocked in a wait on it */
+  const char *file; /* where it was initialised */
+  int line;
+  const char *tx_file; /* the last expect-tx, for a deadlock report */
+  int tx_line;
+  uint32_t clk[KBD_CPU_MAX_WARPS];  /* join of the current phase's releasing arrivals */
+  uint32_t done[KBD_CPU_MAX_WARPS]; /* the join of the last completed phase: what a successful wait acquires */
+} kbd_cpu_mbar;
+#define KBD_CPU_MAX_MBARS 64
+
 typedef struct kbd_cpu_static {
   const void *key; /* address of the declaration site's marker */
   size_t off, bytes;
@@ -137,6 +156,8 @@ typedef struct kbd_cpu_cta {
   kbd_cpu_static statics[KBD_CPU_MAX_STATICS];
   kbd_cpu_shadow sh;
   kbd_cpu_barrier bars[KBD_NUM_NAMED_BARRIERS];
+  int nmbars; /* mbarriers ever initialised in this CTA (live or not) */
+  kbd_cpu_mbar mbars[KBD_CPU_MAX_MBARS];
   kbd_cpu_warp warps[KBD_CPU_MAX_WARPS];
 } kbd_cpu_cta;
 

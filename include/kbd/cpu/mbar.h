@@ -1,0 +1,251 @@
+/* kbd/cpu/mbar.h - mbarriers on the CPU machine (twin of ptx/mbar.h).
+ *
+ * The state the hardware keeps in the 8-byte shared object (phase, pending arrivals, expected arrivals,
+ * tx-count; PTX ISA mbarrier contents) lives in the CTA's table beside it, keyed by the object's shared
+ * offset; the 8 bytes themselves go through the shadow, so initialisation is a write and every later use
+ * a read for the race checker: a warp that uses a barrier another warp initialised, with nothing ordering
+ * the two, is reported. Semantics (PTX ISA 9.7.13.15): init(n) sets phase 0, pending = expected = n,
+ * tx 0; expect-tx adds to tx; complete-tx subtracts; an arrival subtracts from pending (expect-tx first
+ * for arrive.expect_tx); the phase completes when pending and tx are both 0, and then pending := expected.
+ * An arrival is a release and a successful wait an acquire (.release/.acquire, .cta scope): the waiter
+ * acquires the join of the completed phase's arrivals.
+ *
+ * Issue counts are the GPU's: `n` is the number of threads executing the call - 1 in per-lane code
+ * (KBD_FOR_LANES, once per lane) and elected-lane code (KBD_ELECT_ONE), 32 in warp-uniform code (every
+ * thread of the warp executes it). An arrival from warp-uniform code therefore counts 32 arrivals, as on
+ * the GPU. init, inval, expect-tx and complete-tx from warp-uniform code are reported (KBD_ERR_ISSUE):
+ * 32 threads would initialise the object (undefined behaviour) or add 32 x the bytes.
+ *
+ * Misuse, each KBD_ERR_MBARRIER with the caller's file:line: an object that is not 8-byte aligned, use of
+ * an object never initialised (or invalidated), init of a live object, init count outside 1..2^20-1,
+ * more arrivals than the phase has pending, tx-count outside +-(2^20-1). A wait that can never return is
+ * part of the deadlock report: "warp w at f:l waits for mbarrier ... phase k".
+ */
+#ifndef KBD_CPU_MBAR_H
+#define KBD_CPU_MBAR_H
+
+#include "machine.h"
+
+#if KBD_MODE_CPU
+
+#define KBD_CPU_MBAR_LIMIT ((1 << 20) - 1)
+
+/* Threads that execute the call in the running warp: 1 in per-lane or elected-lane code, else 32. */
+static inline int kbd_cpu_issuers(const kbd_cpu_warp *w) {
+  return w->lanes_depth || w->elect_depth ? 1 : KBD_WARP_SIZE;
+}
+
+static inline void kbd_cpu_mbar_single(const kbd_cpu_warp *w, const char *what, const char *file, int line) {
+  if (KBD_UNLIKELY(kbd_cpu_issuers(w) != 1))
+    kbd_cpu_fault(KBD_ERR_ISSUE, file, line,
+                  "%s in warp-uniform code: all 32 threads of warp %d would issue it. Issue it from one thread: "
+                  "KBD_ELECT_ONE { ... } (or one lane of KBD_FOR_LANES)",
+                  what, w->id);
+}
+
+/* The shared offset of a barrier object; faults unless it is 8-byte aligned shared memory of this CTA. */
+static inline size_t kbd_cpu_mbar_off(const kbd_cpu_warp *w, const uint64_t *bar, const char *what, const char *file,
+                                      int line) {
+  const kbd_cpu_cta *cta = w->cta;
+  const uintptr_t a = (uintptr_t)bar, lo = (uintptr_t)cta->smem;
+  if (a < lo || a + 8 > lo + cta->smem_top)
+    kbd_cpu_fault(KBD_ERR_MBARRIER, file, line,
+                  "%s: %p is not this block's shared memory: an mbarrier is an 8-byte object in shared memory "
+                  "(KBD_SHARED_ALIGNED(kbd_mbarrier, name, n, 8))",
+                  what, (const void *)bar);
+  if (a % 8)
+    kbd_cpu_fault(KBD_ERR_MBARRIER, file, line, "%s: mbarrier at shared byte %zu is not 8-byte aligned", what,
+                  (size_t)(a - lo));
+  return (size_t)(a - lo);
+}
+
+static inline kbd_cpu_mbar *kbd_cpu_mbar_find(kbd_cpu_cta *cta, size_t off) {
+  for (int i = 0; i < cta->nmbars; ++i)
+    if (cta->mbars[i].off == off) return &cta->mbars[i];
+  return NULL;
+}
+
+/* The live barrier at bar, after the shadow read that orders its initialisation before this use. */
+static inline kbd_cpu_mbar *kbd_cpu_mbar_use(const uint64_t *bar, const char *what, const char *file, int line) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  const size_t off = kbd_cpu_mbar_off(w, bar, what, file, line);
+  kbd_cpu_mbar *m = kbd_cpu_mbar_find(w->cta, off);
+  if (!m || !m->live) {
+    char where[192];
+    kbd_cpu_smem_where(w->cta, off, where, sizeof where);
+    if (m)
+      kbd_cpu_fault(KBD_ERR_MBARRIER, file, line,
+                    "%s: the mbarrier at %s was invalidated (kbd_mbarrier_inval); initialise it again first", what,
+                    where);
+    kbd_cpu_fault(KBD_ERR_MBARRIER, file, line,
+                  "%s: the mbarrier at %s was never initialised (kbd_mbarrier_init, once, before any use)", what,
+                  where);
+  }
+  const kbd_cpu_elem el = {-1, -1, 8};
+  kbd_cpu_shadow_read(w, off, 8, what, el, file, line);
+  return m;
+}
+
+/* pending and tx both 0: the phase completes; waiters become ready and will acquire its join. */
+static inline void kbd_cpu_mbar_check(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
+  if (m->pending != 0 || m->tx != 0) return;
+  m->phase++;
+  m->pending = m->expected;
+  memcpy(m->done, m->clk, sizeof m->done);
+  memset(m->clk, 0, sizeof m->clk);
+  for (int i = 0; i < cta->nwarps; ++i)
+    if (m->waiters & (1u << i)) kbd_cpu_wake(&cta->warps[i]);
+  m->waiters = 0;
+}
+
+static inline void kbd_cpu_mbar_tx(kbd_cpu_mbar *m, long long delta, const char *what, const char *file, int line) {
+  const long long tx = (long long)m->tx + delta;
+  if (tx > KBD_CPU_MBAR_LIMIT || tx < -KBD_CPU_MBAR_LIMIT)
+    kbd_cpu_fault(KBD_ERR_MBARRIER, file, line,
+                  "%s: tx-count of the mbarrier initialised at %s:%d would be %lld bytes in phase %u; PTX allows "
+                  "-(2^20-1) .. 2^20-1 per phase",
+                  what, m->file, m->line, tx, m->phase);
+  m->tx = (int32_t)tx;
+}
+
+static inline void kbd_cpu_mbar_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int count, const char *what,
+                                         const char *file, int line) {
+  if (count > m->pending)
+    kbd_cpu_fault(KBD_ERR_MBARRIER, file, line,
+                  "%s: %d arrival(s) at the mbarrier initialised at %s:%d (count %d), whose phase %u has only %d "
+                  "pending%s",
+                  what, count, m->file, m->line, m->expected, m->phase, m->pending,
+                  kbd_cpu_issuers(w) == KBD_WARP_SIZE
+                      ? " (called from warp-uniform code, each of the warp's 32 threads arrives; use KBD_ELECT_ONE "
+                        "for one arrival per warp)"
+                      : "");
+  /* Release: the phase carries what this warp did so far to the warps that wait for it. */
+  for (int u = 0; u < w->cta->nwarps; ++u)
+    if (w->clk[u] > m->clk[u]) m->clk[u] = w->clk[u];
+  kbd_cpu_tick(w);
+  m->pending -= count;
+}
+
+static inline void kbd_hw_mbar_init(uint64_t *bar, uint32_t count, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mbar_single(w, "kbd_mbarrier_init", KBD_SITE_ARGS);
+  const size_t off = kbd_cpu_mbar_off(w, bar, "kbd_mbarrier_init", KBD_SITE_ARGS);
+  if (count < 1 || count > KBD_CPU_MBAR_LIMIT)
+    kbd_cpu_fault(KBD_ERR_MBARRIER, KBD_SITE_ARGS, "kbd_mbarrier_init: arrival count %u is outside 1 .. 2^20-1", count);
+  kbd_cpu_mbar *m = kbd_cpu_mbar_find(w->cta, off);
+  if (m && m->live)
+    kbd_cpu_fault(KBD_ERR_MBARRIER, KBD_SITE_ARGS,
+                  "kbd_mbarrier_init of a live mbarrier (initialised at %s:%d): invalidate it first "
+                  "(kbd_mbarrier_inval); PTX leaves init of a valid mbarrier undefined",
+                  m->file, m->line);
+  if (!m) {
+    if (w->cta->nmbars == KBD_CPU_MAX_MBARS)
+      kbd_cpu_fault(KBD_ERR_MBARRIER, KBD_SITE_ARGS, "more than %d mbarriers in one block (CPU machine limit)",
+                    KBD_CPU_MAX_MBARS);
+    m = &w->cta->mbars[w->cta->nmbars++];
+  }
+  const kbd_cpu_elem el = {-1, -1, 8};
+  kbd_cpu_shadow_write(w, off, 8, 0, "kbd_mbarrier_init", el, KBD_SITE_ARGS);
+  memset(m, 0, sizeof *m);
+  m->off = off;
+  m->live = 1;
+  m->pending = m->expected = (int32_t)count;
+  m->file = kbd_file_;
+  m->line = kbd_line_;
+  memset(bar, 0, 8); /* the bytes are opaque; no kernel may read them */
+}
+
+static inline void kbd_hw_mbar_inval(uint64_t *bar, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mbar_single(w, "kbd_mbarrier_inval", KBD_SITE_ARGS);
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_inval", KBD_SITE_ARGS);
+  const kbd_cpu_elem el = {-1, -1, 8};
+  kbd_cpu_shadow_write(w, m->off, 8, 0, "kbd_mbarrier_inval", el, KBD_SITE_ARGS);
+  m->live = 0;
+}
+
+/* mbarrier.arrive (count arrivals per issuing thread) */
+static inline void kbd_hw_mbar_arrive(uint64_t *bar, uint32_t count, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_arrive", KBD_SITE_ARGS);
+  kbd_cpu_mbar_arrivals(w, m, (int)count * kbd_cpu_issuers(w), "kbd_mbarrier_arrive", KBD_SITE_ARGS);
+  kbd_cpu_mbar_check(w->cta, m);
+}
+
+/* mbarrier.arrive.expect_tx: expect-tx(bytes), then one arrival */
+static inline void kbd_hw_mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mbar_single(w, "kbd_mbarrier_arrive_expect_tx", KBD_SITE_ARGS);
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_arrive_expect_tx", KBD_SITE_ARGS);
+  kbd_cpu_mbar_tx(m, (long long)bytes, "kbd_mbarrier_arrive_expect_tx", KBD_SITE_ARGS);
+  m->tx_file = kbd_file_;
+  m->tx_line = kbd_line_;
+  kbd_cpu_mbar_arrivals(w, m, 1, "kbd_mbarrier_arrive_expect_tx", KBD_SITE_ARGS);
+  kbd_cpu_mbar_check(w->cta, m);
+}
+
+static inline void kbd_hw_mbar_expect_tx(uint64_t *bar, uint32_t bytes, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mbar_single(w, "kbd_mbarrier_expect_tx", KBD_SITE_ARGS);
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_expect_tx", KBD_SITE_ARGS);
+  kbd_cpu_mbar_tx(m, (long long)bytes, "kbd_mbarrier_expect_tx", KBD_SITE_ARGS);
+  m->tx_file = kbd_file_;
+  m->tx_line = kbd_line_;
+}
+
+/* mbarrier.complete_tx: what a finished asynchronous copy does (without moving data). Not a release. */
+static inline void kbd_hw_mbar_complete_tx(uint64_t *bar, uint32_t bytes, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mbar_single(w, "kbd_mbarrier_complete_tx", KBD_SITE_ARGS);
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_complete_tx", KBD_SITE_ARGS);
+  kbd_cpu_mbar_tx(m, -(long long)bytes, "kbd_mbarrier_complete_tx", KBD_SITE_ARGS);
+  kbd_cpu_mbar_check(w->cta, m);
+}
+
+/* For the deadlock report: the barrier, its phase and what it still lacks. */
+static inline int kbd_cpu_mbar_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
+  const kbd_cpu_mbar *m = (const kbd_cpu_mbar *)w->wait_obj;
+  char where[192];
+  kbd_cpu_smem_where(w->cta, m->off, where, sizeof where);
+  int n = snprintf(buf, cap,
+                   "mbarrier at %s (initialised at %s:%d, count %d) to complete phase %u (parity %u): %d of %d "
+                   "arrivals missing",
+                   where, m->file, m->line, m->expected, m->phase, (unsigned)w->wait_arg, m->pending, m->expected);
+  if (m->tx && n >= 0 && (size_t)n < cap)
+    n += snprintf(buf + n, cap - (size_t)n, ", %d transaction bytes outstanding (expected at %s:%d)", (int)m->tx,
+                  m->tx_file ? m->tx_file : "?", m->tx_line);
+  return n;
+}
+
+/* try_wait.parity: has the phase with parity `parity` completed? The current phase has the parity of
+ * `phase`; the one before it the other parity (PTX: waits are valid for the current and the immediately
+ * preceding phase only). True acquires the completed phase; false is a poll (a scheduling point). */
+static inline int kbd_hw_mbar_try_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_try_wait", KBD_SITE_ARGS);
+  if ((m->phase & 1u) != (parity & 1u)) {
+    kbd_cpu_acquire(w, m->done);
+    return 1;
+  }
+  kbd_cpu_spin(KBD_SITE_ARGS);
+  return 0;
+}
+
+/* Wait until the phase with parity `parity` has completed: the warp blocks on the barrier and only its
+ * phase completion wakes it. */
+static inline void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_wait", KBD_SITE_ARGS);
+  while ((m->phase & 1u) == (parity & 1u)) {
+    m->waiters |= 1u << w->id;
+    kbd_cpu_block(m, parity & 1u, kbd_cpu_mbar_describe, KBD_SITE_ARGS);
+  }
+  kbd_cpu_acquire(w, m->done);
+}
+
+/* fence.mbarrier_init.release.cluster: makes initialisations visible to the other CTAs of a cluster. One
+ * CTA per group here until clusters arrive; within a CTA a barrier after the init orders it (checked). */
+static inline void kbd_hw_fence_mbar_init(KBD_SITE_PARAMS) { KBD_SITE_UNUSED; }
+
+#endif /* KBD_MODE_CPU */
+#endif /* KBD_CPU_MBAR_H */

@@ -1,0 +1,60 @@
+/* kbd/mbarrier.h - mbarriers: phase-counting barriers in shared memory, the pacing of TMA pipelines.
+ *
+ *   KBD_SHARED_ALIGNED(kbd_mbarrier, bars, n, 8)    n barrier objects (8 bytes each) in shared memory
+ *   kbd_mbarrier_init(bar, count)                 phase 0; each phase completes after `count` arrivals
+ *   kbd_mbarrier_inval(bar)                       before the memory is reused (or re-initialised)
+ *   kbd_mbarrier_arrive(bar)                      one arrival per executing thread (release)
+ *   kbd_mbarrier_arrive_n(bar, n)                 n arrivals per executing thread
+ *   kbd_mbarrier_arrive_expect_tx(bar, bytes)     expect `bytes` of asynchronous copies, then arrive once
+ *   kbd_mbarrier_expect_tx(bar, bytes)            expect bytes without arriving
+ *   kbd_mbarrier_complete_tx(bar, bytes)          what a finished copy of `bytes` signals (tests, emulation)
+ *   kbd_mbarrier_wait(bar, parity)                wait until the phase of parity `parity` completes (acquire)
+ *   kbd_mbarrier_try_wait(bar, parity)            1 if it has (acquire), 0 if not yet: loop on it
+ *   kbd_fence_mbarrier_init()                     initialisations visible to the cluster (before its barrier)
+ *
+ * A phase completes when all of its arrivals have happened AND all expected transaction bytes have
+ * landed; then the next phase begins with the same arrival count. Waits name a phase by its parity: a
+ * consumer of stage s waits with parity `phase`, flipping it each time the ring wraps; a producer waiting
+ * for a fresh "empty" barrier starts with parity 1, which counts as already complete (the phase before
+ * phase 0). docs/mbarrier.md has the pipeline pattern.
+ *
+ * Who issues what (the GPU counts per thread; the CPU machine counts the same way and checks):
+ *   - init, inval, expect_tx, arrive_expect_tx, complete_tx: ONE thread - inside KBD_ELECT_ONE { } (or one
+ *     lane of KBD_FOR_LANES). From warp-uniform code all 32 threads would issue it: KBD_ERR_ISSUE.
+ *   - arrive: counted per executing thread: from warp-uniform code a warp arrives 32 times (init the
+ *     barrier with a count in threads), from KBD_ELECT_ONE once (a count in warps).
+ *   - wait / try_wait: any thread; every thread that reads the protected data must have waited.
+ * CPU-mode diagnostics (KBD_ERR_MBARRIER unless noted), at the caller's file:line: use before init or
+ * after inval, init of a live barrier, init count outside 1..2^20-1, more arrivals than pending, tx-count
+ * outside +-(2^20-1), an object outside shared memory or misaligned; a missing init ordering (another
+ * warp's init not followed by a barrier before the use: KBD_ERR_RACE); a wait nothing will complete
+ * (KBD_ERR_DEADLOCK, naming the barrier, its phase, the missing arrivals and outstanding bytes); data
+ * read before the consumer waited (KBD_ERR_RACE).
+ *
+ * GPU cost: each call is one instruction (a wait is a try_wait loop: the hardware suspends the thread
+ * until the phase completes or a time limit passes).
+ */
+#ifndef KBD_MBARRIER_H
+#define KBD_MBARRIER_H
+
+#include "config.h"
+
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+#include "hw.h"
+
+/* The barrier object: opaque, 8 bytes, 8-byte aligned, in shared memory. */
+typedef uint64_t kbd_mbarrier;
+
+#define kbd_mbarrier_init(bar, count) kbd_hw_mbar_init((bar), (uint32_t)(count), KBD_SITE)
+#define kbd_mbarrier_inval(bar) kbd_hw_mbar_inval((bar), KBD_SITE)
+#define kbd_mbarrier_arrive(bar) kbd_hw_mbar_arrive((bar), 1u, KBD_SITE)
+#define kbd_mbarrier_arrive_n(bar, n) kbd_hw_mbar_arrive((bar), (uint32_t)(n), KBD_SITE)
+#define kbd_mbarrier_arrive_expect_tx(bar, bytes) kbd_hw_mbar_arrive_expect_tx((bar), (uint32_t)(bytes), KBD_SITE)
+#define kbd_mbarrier_expect_tx(bar, bytes) kbd_hw_mbar_expect_tx((bar), (uint32_t)(bytes), KBD_SITE)
+#define kbd_mbarrier_complete_tx(bar, bytes) kbd_hw_mbar_complete_tx((bar), (uint32_t)(bytes), KBD_SITE)
+#define kbd_mbarrier_wait(bar, parity) kbd_hw_mbar_wait((bar), (uint32_t)(parity), KBD_SITE)
+#define kbd_mbarrier_try_wait(bar, parity) kbd_hw_mbar_try_wait((bar), (uint32_t)(parity), KBD_SITE)
+#define kbd_fence_mbarrier_init() kbd_hw_fence_mbar_init(KBD_SITE)
+
+#endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
+#endif /* KBD_MBARRIER_H */
