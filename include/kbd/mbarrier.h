@@ -11,6 +11,8 @@
  *   kbd_mbarrier_wait(bar, parity)                wait until the phase of parity `parity` completes (acquire)
  *   kbd_mbarrier_try_wait(bar, parity)            1 if it has (acquire), 0 if not yet: loop on it
  *   kbd_fence_mbarrier_init()                     initialisations visible to the cluster (before its barrier)
+ *   kbd_bulk_load(dst, src, bytes, bar)           asynchronous copy of `bytes` from global to shared memory
+ *                                                 (cp.async.bulk, TMA): completes `bytes` of bar's tx-count
  *
  * A phase completes when all of its arrivals have happened AND all expected transaction bytes have
  * landed; then the next phase begins with the same arrival count. Waits name a phase by its parity: a
@@ -55,6 +57,9 @@ typedef uint64_t kbd_mbarrier;
 #define kbd_mbarrier_wait(bar, parity) kbd_hw_mbar_wait((bar), (uint32_t)(parity), KBD_SITE)
 #define kbd_mbarrier_try_wait(bar, parity) kbd_hw_mbar_try_wait((bar), (uint32_t)(parity), KBD_SITE)
 #define kbd_fence_mbarrier_init() kbd_hw_fence_mbar_init(KBD_SITE)
+/* One thread issues it (KBD_ELECT_ONE), after the barrier expects the bytes (kbd_mbarrier_arrive_expect_tx);
+ * size, dst and src multiples of 16. Consumers read dst only after waiting for the phase. */
+#define kbd_bulk_load(dst, src, bytes, bar) kbd_hw_bulk_load((dst), (src), (uint32_t)(bytes), (bar), KBD_SITE)
 
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
 #endif /* KBD_MBARRIER_H */

@@ -24,7 +24,8 @@
 
 typedef struct {
   int mode;
-  float *out; /* MW * 32 */
+  float *out;       /* MW * 32 */
+  const float *src; /* ROUNDS * 32: what the bulk copies bring in (value r + 1 in round r) */
 } mbar_params;
 
 enum {
@@ -38,7 +39,12 @@ enum {
   M_NO_WAIT,         /* a consumer reads the stage without waiting on full */
   M_MISSING_ARRIVAL, /* one consumer never arrives on empty: the producer waits forever */
   M_INIT_UNORDERED,  /* warp 1 waits on a barrier warp 0 initialised, no barrier in between */
-  M_TX_RANGE         /* expect-tx of 2^20 bytes */
+  M_TX_RANGE,        /* expect-tx of 2^20 bytes */
+  M_BULK_RING,       /* the ring filled by kbd_bulk_load (TMA) with arrive.expect_tx */
+  M_BULK_NO_EXPECT,  /* a plain arrive instead of arrive.expect_tx: the phase completes before the data */
+  M_BULK_NO_WAIT,    /* a consumer reads the copied stage without waiting */
+  M_BULK_EXIT,       /* a copy nobody waits for when the block exits */
+  M_BULK_MISALIGNED  /* 100 bytes: not a multiple of 16 */
 };
 
 static int mb_line_a, mb_line_b;
@@ -87,6 +93,48 @@ KBD_KERNEL(mbar_k, MW * 32, mbar_params) {
     }
     break;
   }
+  case M_BULK_RING:
+  case M_BULK_NO_EXPECT:
+  case M_BULK_NO_WAIT:
+    if (w == 0) {
+      KBD_ELECT_ONE {
+        for (int s = 0; s < STAGES; ++s) {
+          kbd_mbarrier_init(&full[s], 1);
+          kbd_mbarrier_init(&empty[s], 3);
+        }
+      }
+    }
+    kbd_sync();
+    for (int r = 0; r < ROUNDS; ++r) {
+      const int s = r % STAGES;
+      const uint32_t phase = (uint32_t)(r / STAGES) & 1u;
+      if (w == 0) {
+        kbd_mbarrier_wait(&empty[s], phase ^ 1u);
+        KBD_ELECT_ONE {
+          if (p.mode == M_BULK_NO_EXPECT)
+            kbd_mbarrier_arrive(&full[s]);
+          else
+            kbd_mbarrier_arrive_expect_tx(&full[s], 32 * sizeof(float));
+          MT_MARK(mb_line_b); kbd_bulk_load(ring + s * 32, p.src + r * 32, 32 * sizeof(float), &full[s]);
+        }
+      } else {
+        if (p.mode != M_BULK_NO_WAIT) kbd_mbarrier_wait(&full[s], phase);
+        MT_MARK(mb_line_a); kbd_load_smem(t, ring + s * 32, 32);
+        kbd_add(sum, sum, t);
+        KBD_ELECT_ONE { kbd_mbarrier_arrive(&empty[s]); }
+      }
+    }
+    break;
+  case M_BULK_EXIT:
+  case M_BULK_MISALIGNED:
+    if (w == 0) {
+      KBD_ELECT_ONE {
+        kbd_mbarrier_init(&full[0], 1);
+        kbd_mbarrier_arrive_expect_tx(&full[0], 128);
+        MT_MARK(mb_line_a); kbd_bulk_load(ring, p.src, p.mode == M_BULK_EXIT ? 128 : 100, &full[0]);
+      }
+    }
+    break;
   case M_TX:
     if (w == 0) {
       KBD_ELECT_ONE { kbd_mbarrier_init(&full[0], 1); }
@@ -160,18 +208,23 @@ KBD_KERNEL(mbar_k, MW * 32, mbar_params) {
   kbd_store(sum, p.out, MW * 32, w * 32);
 }
 
-static float host_out[MW * 32];
+static float host_out[MW * 32], host_src[ROUNDS * 32];
 
 static kbd_status run_mbar(int mode, long threads, long seed) {
   mt_env(threads, seed);
-  float *out = NULL;
+  float *out = NULL, *src = NULL;
+  for (int i = 0; i < ROUNDS * 32; ++i)
+    host_src[i] = (float)(i / 32 + 1);
   kbd_status s = kbd_malloc((void **)&out, sizeof host_out);
+  if (kbd_ok(s)) s = kbd_malloc((void **)&src, sizeof host_src);
+  if (kbd_ok(s)) s = kbd_copy_to_device(src, host_src, sizeof host_src);
   if (kbd_ok(s)) {
-    mbar_params p = {mode, out};
+    mbar_params p = {mode, out, src};
     s = mbar_k(kbd_cfg_1d(1), p);
   }
   if (kbd_ok(s)) s = kbd_copy_to_host(host_out, out, sizeof host_out);
   kbd_free(out);
+  kbd_free(src);
   return s;
 }
 
@@ -185,6 +238,58 @@ static void test_rings_run_clean(void **state) {
         for (int i = 0; i < MW * 32; ++i)
           assert_true(host_out[i] == (i < 32 ? 0.0f : want));
       }
+}
+
+static void expect_fault(int mode, kbd_code code, const char *needle);
+
+static void test_bulk_ring_runs_clean(void **state) {
+  (void)state;
+  const float want = ROUNDS * (ROUNDS + 1) / 2;
+  for (long seed = -1; seed < 8; ++seed)
+    for (long threads = 1; threads <= 2; ++threads) {
+      MT_ASSERT_OK(run_mbar(M_BULK_RING, threads, seed));
+      for (int i = 0; i < MW * 32; ++i)
+        assert_true(host_out[i] == (i < 32 ? 0.0f : want));
+    }
+}
+
+static void test_bulk_without_expect_tx(void **state) {
+  (void)state;
+  /* default schedule: the plain arrive completes the phase at once; the consumer reads pending bytes */
+  kbd_status s = run_mbar(M_BULK_NO_EXPECT, 1, -1);
+  MT_ASSERT_CODE(s, KBD_ERR_POISON);
+  MT_ASSERT_AT(s, MT_LINE(mb_line_a));
+  MT_ASSERT_HAS(s, "which an asynchronous copy is still writing");
+  for (long seed = 0; seed < 8; ++seed) { /* or the copy lands first and the phase never completes */
+    s = run_mbar(M_BULK_NO_EXPECT, 1, seed);
+    if (s.code == KBD_ERR_DEADLOCK)
+      MT_ASSERT_HAS(s, "bytes landed that no expect-tx announced");
+    else
+      MT_ASSERT_CODE(s, KBD_ERR_POISON);
+  }
+}
+
+static void test_bulk_read_without_wait(void **state) {
+  (void)state;
+  kbd_status s = run_mbar(M_BULK_NO_WAIT, 1, -1);
+  MT_ASSERT_CODE(s, KBD_ERR_POISON);
+  MT_ASSERT_AT(s, MT_LINE(mb_line_a));
+  MT_ASSERT_HAS(s, "which an asynchronous copy is still writing: wait for its completion first");
+  for (long seed = 0; seed < 8; ++seed) {
+    s = run_mbar(M_BULK_NO_WAIT, 1, seed);
+    if (s.code != KBD_ERR_POISON) MT_ASSERT_CODE(s, KBD_ERR_RACE);
+    MT_ASSERT_AT(s, MT_LINE(mb_line_a));
+  }
+}
+
+static void test_bulk_in_flight_at_exit(void **state) {
+  (void)state;
+  expect_fault(M_BULK_EXIT, KBD_ERR_MBARRIER, "still in flight: no warp waited on its mbarrier");
+}
+
+static void test_bulk_misaligned(void **state) {
+  (void)state;
+  expect_fault(M_BULK_MISALIGNED, KBD_ERR_INVALID, "must all be multiples of 16");
 }
 
 static void test_transaction_bytes(void **state) {
@@ -281,6 +386,9 @@ int main(void) {
       MT_TEST(test_init_from_uniform_code), MT_TEST(test_over_arrival),
       MT_TEST(test_read_without_wait), MT_TEST(test_missing_arrival_deadlocks),
       MT_TEST(test_init_unordered),    MT_TEST(test_tx_range),
+      MT_TEST(test_bulk_ring_runs_clean), MT_TEST(test_bulk_without_expect_tx),
+      MT_TEST(test_bulk_read_without_wait), MT_TEST(test_bulk_in_flight_at_exit),
+      MT_TEST(test_bulk_misaligned),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,6 +159,11 @@ static inline void kbd_hw_mbar_inval(uint64_t *bar, KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
   kbd_cpu_mbar_single(w, "kbd_mbarrier_inval", KBD_SITE_ARGS);
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_inval", KBD_SITE_ARGS);
+  for (int i = 0; i < w->cta->ncopies; ++i)
+    if (w->cta->copies[i].mbar == (int)(m - w->cta->mbars))
+      kbd_cpu_fault(KBD_ERR_MBARRIER, KBD_SITE_ARGS,
+                    "kbd_mbarrier_inval while the asynchronous copy issued at %s:%d still signals this barrier",
+                    w->cta->copies[i].file, w->cta->copies[i].line);
   const kbd_cpu_elem el = {-1, -1, 8};
   kbd_cpu_shadow_write(w, m->off, 8, 0, "kbd_mbarrier_inval", el, KBD_SITE_ARGS);
   m->live = 0;
@@ -202,6 +207,30 @@ static inline void kbd_hw_mbar_complete_tx(uint64_t *bar, uint32_t bytes, KBD_SI
   kbd_cpu_mbar_check(w->cta, m);
 }
 
+/* Deliver every copy in flight that signals m, in issue order: the data lands, its bytes become written by
+ * the async proxy (stamped at the issuer's clock when it issued the copy), and complete-tx subtracts the
+ * bytes, releasing that stamp into the phase - a warp that waits for the phase may read them, any other
+ * read is a race. The machine delivers when someone waits on m (or m already has waiters at the issue), so
+ * a read that does not wait sees the bytes still pending whatever the schedule. */
+static inline void kbd_cpu_copies_deliver(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
+  const int mi = (int)(m - cta->mbars);
+  kbd_cpu_shadow *sh = &cta->sh;
+  int k = 0;
+  for (int i = 0; i < cta->ncopies; ++i) {
+    const kbd_cpu_copy c = cta->copies[i];
+    if (c.mbar != mi) {
+      cta->copies[k++] = c;
+      continue;
+    }
+    memcpy(cta->smem + c.off, c.src, c.bytes);
+    memset(sh->winfo + c.off, (int)((unsigned)c.issuer | KBD_CPU_SH_ASYNC), c.bytes);
+    if (c.clk > m->clk[c.issuer]) m->clk[c.issuer] = c.clk;
+    m->tx -= (int32_t)c.bytes;
+    kbd_cpu_mbar_check(cta, m);
+  }
+  cta->ncopies = k;
+}
+
 /* For the deadlock report: the barrier, its phase and what it still lacks. */
 static inline int kbd_cpu_mbar_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
   const kbd_cpu_mbar *m = (const kbd_cpu_mbar *)w->wait_obj;
@@ -211,9 +240,14 @@ static inline int kbd_cpu_mbar_describe(const kbd_cpu_warp *w, char *buf, size_t
                    "mbarrier at %s (initialised at %s:%d, count %d) to complete phase %u (parity %u): %d of %d "
                    "arrivals missing",
                    where, m->file, m->line, m->expected, m->phase, (unsigned)w->wait_arg, m->pending, m->expected);
-  if (m->tx && n >= 0 && (size_t)n < cap)
+  if (m->tx > 0 && n >= 0 && (size_t)n < cap)
     n += snprintf(buf + n, cap - (size_t)n, ", %d transaction bytes outstanding (expected at %s:%d)", (int)m->tx,
                   m->tx_file ? m->tx_file : "?", m->tx_line);
+  if (m->tx < 0 && n >= 0 && (size_t)n < cap)
+    n += snprintf(buf + n, cap - (size_t)n,
+                  ", %d bytes landed that no expect-tx announced (a plain arrive where "
+                  "kbd_mbarrier_arrive_expect_tx belongs?)",
+                  (int)-m->tx);
   return n;
 }
 
@@ -223,6 +257,7 @@ static inline int kbd_cpu_mbar_describe(const kbd_cpu_warp *w, char *buf, size_t
 static inline int kbd_hw_mbar_try_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_try_wait", KBD_SITE_ARGS);
+  if ((m->phase & 1u) == (parity & 1u)) kbd_cpu_copies_deliver(w->cta, m);
   if ((m->phase & 1u) != (parity & 1u)) {
     kbd_cpu_acquire(w, m->done);
     return 1;
@@ -236,6 +271,7 @@ static inline int kbd_hw_mbar_try_wait(uint64_t *bar, uint32_t parity, KBD_SITE_
 static inline void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_wait", KBD_SITE_ARGS);
+  if ((m->phase & 1u) == (parity & 1u)) kbd_cpu_copies_deliver(w->cta, m);
   while ((m->phase & 1u) == (parity & 1u)) {
     m->waiters |= 1u << w->id;
     kbd_cpu_block(m, parity & 1u, kbd_cpu_mbar_describe, KBD_SITE_ARGS);

@@ -78,6 +78,7 @@ static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigne
   cta->nstatics = 0;
   memset(cta->bars, 0, sizeof cta->bars);
   cta->nmbars = 0;
+  cta->ncopies = 0;
   if (!kbd_cpu_shadow_start(cta)) {
     fprintf(stderr, "kbd: out of host memory for the shared-memory shadow\n");
     abort();

@@ -123,6 +123,19 @@ typedef struct kbd_cpu_mbar {
 } kbd_cpu_mbar;
 #define KBD_CPU_MAX_MBARS 64
 
+/* An asynchronous copy into shared memory in flight (kbd/cpu/tma.h): issued, not yet delivered. */
+typedef struct kbd_cpu_copy {
+  size_t off;      /* destination: shared offset */
+  const void *src; /* source: global memory */
+  uint32_t bytes;
+  int mbar;   /* index in the CTA's mbarrier table of the barrier it completes */
+  int issuer; /* the issuing warp, and its clock at the issue: the writes' stamp */
+  uint32_t clk;
+  const char *file; /* where it was issued */
+  int line;
+} kbd_cpu_copy;
+#define KBD_CPU_MAX_COPIES 256
+
 typedef struct kbd_cpu_static {
   const void *key; /* address of the declaration site's marker */
   size_t off, bytes;
@@ -158,6 +171,8 @@ typedef struct kbd_cpu_cta {
   kbd_cpu_barrier bars[KBD_NUM_NAMED_BARRIERS];
   int nmbars; /* mbarriers ever initialised in this CTA (live or not) */
   kbd_cpu_mbar mbars[KBD_CPU_MAX_MBARS];
+  int ncopies; /* asynchronous copies in flight */
+  kbd_cpu_copy copies[KBD_CPU_MAX_COPIES];
   kbd_cpu_warp warps[KBD_CPU_MAX_WARPS];
 } kbd_cpu_cta;
 

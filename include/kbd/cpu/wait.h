@@ -182,6 +182,18 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
  * without it (see kbd_cpu_bar_after_exit). */
 static inline void kbd_cpu_warp_exit_check(kbd_cpu_warp *w) {
   kbd_cpu_cta *cta = w->cta;
+  /* The last warp leaves with an asynchronous copy still writing shared memory: on the GPU the block's
+   * shared memory is released under it. Nobody waited on its mbarrier. */
+  if (cta->ncopies) {
+    int live = 0;
+    for (int i = 0; i < cta->nwarps; ++i)
+      live += cta->warps[i].state != KBD_CPU_W_DONE;
+    if (!live)
+      kbd_cpu_fault(KBD_ERR_MBARRIER, cta->copies[0].file, cta->copies[0].line,
+                    "the block exits while this asynchronous copy (%u bytes) is still in flight: no warp waited on "
+                    "its mbarrier. Wait for the phase it completes before the block ends",
+                    cta->copies[0].bytes);
+  }
   for (int id = 0; id < KBD_NUM_NAMED_BARRIERS; ++id) {
     const kbd_cpu_barrier *b = &cta->bars[id];
     if (b->arrived > 0 && b->whole && b->waiters) kbd_cpu_bar_after_exit(cta, id, b->file, b->line);
