@@ -169,6 +169,7 @@ KBD_DEV_HOST_API(i32, int32_t, 0, INT32_MIN, INT32_MAX)
 #include "sync.h"
 #include "tile_core.h"
 #include "tile_io.h"
+#include "tile_ops.h" /* KBD__N */
 
 /* Fragment elements outside [0, n) := the op's exact identity (bits), so they cannot change a result. */
 KBD_TILE_FN void kbd_dev_pad_(kbd_tile_shape s, void *frag, long long start, long long n, uint32_t pad) {
