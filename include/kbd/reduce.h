@@ -239,9 +239,14 @@ KBD_TILE_FN kbd_lanes_b32 kbd_frag_fold_b32_(const void *frag, int dt, int npt, 
 
 /* ---- compile-time checks ---------------------------------------------------------------------------------- */
 
+/* The op is checked against the dtype here, at compile time, which needs a constant op. KBD__IF_CONST
+ * (kbd/smem.h) keeps the later checks constant expressions for any op, so a variable op gets this message
+ * only, not the compiler's bare "not constant" as well. */
+#define KBD__RED_OP_RULE "kbd: the reduction op must be a compile-time constant KBD_RED_SUM/MAX/MIN/AND/OR/XOR"
+#define KBD__RED_OPC(op) KBD__IF_CONST(op, KBD_RED_SUM)
 #define KBD__RED_OP_OK(op)                                                                                             \
-  KBD_STATIC_ASSERT((op) >= KBD_RED_SUM && (op) <= KBD_RED_XOR,                                                        \
-                    "kbd: reduction op must be a constant KBD_RED_SUM/MAX/MIN/AND/OR/XOR")
+  KBD_STATIC_ASSERT(KBD__IS_CONST(op), KBD__RED_OP_RULE);                                                              \
+  KBD_STATIC_ASSERT(KBD__RED_OPC(op) >= KBD_RED_SUM && KBD__RED_OPC(op) <= KBD_RED_XOR, KBD__RED_OP_RULE)
 #define KBD__RED_BITS_DT(dt, op, DT, NAME)                                                                             \
   KBD_STATIC_ASSERT(!((dt) == KBD_DT_##DT && (op) == KBD_RED_AND),                                                     \
                     "kbd: reduction KBD_RED_AND is not defined for dtype " #DT " (bitwise ops need i32)");             \
@@ -251,11 +256,11 @@ KBD_TILE_FN kbd_lanes_b32 kbd_frag_fold_b32_(const void *frag, int dt, int npt, 
                     "kbd: reduction KBD_RED_XOR is not defined for dtype " #DT " (bitwise ops need i32)")
 #define KBD__RED_DT_OK(dt, op)                                                                                         \
   KBD__RED_OP_OK(op);                                                                                                  \
-  KBD__RED_BITS_DT(dt, op, f32, f32);                                                                                  \
-  KBD__RED_BITS_DT(dt, op, f16, f16);                                                                                  \
-  KBD__RED_BITS_DT(dt, op, bf16, bf16);                                                                                \
-  KBD__RED_BITS_DT(dt, op, e4m3, e4m3);                                                                                \
-  KBD__RED_BITS_DT(dt, op, e5m2, e5m2)
+  KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), f32, f32);                                                                    \
+  KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), f16, f16);                                                                    \
+  KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), bf16, bf16);                                                                  \
+  KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), e4m3, e4m3);                                                                  \
+  KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), e5m2, e5m2)
 #define KBD__LANES_DT(x) (KBD__LANES_FLOAT(x) ? KBD_DT_f32 : KBD_DT_i32)
 #define KBD__RED_SCOPE_OK(t)                                                                                           \
   KBD_STATIC_ASSERT(KBD_SCOPE(t) == KBD_WARP || KBD_SCOPE(t) == KBD_WARPGROUP || KBD_SCOPE(t) == KBD_CTA,              \

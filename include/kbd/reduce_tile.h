@@ -487,10 +487,17 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
     KBD__RT_OUT(tot, kbd_stot_);                                                                                       \
   } while (0)
 
+/* The broadcast op as a constant for the checks (KBD__IF_CONST, kbd/smem.h): a variable op gets the
+ * constant rule's message only. */
+#define KBD__RT_BOP(op) KBD__IF_CONST(op, KBD_OP_ADD)
 #define KBD__RT_BCAST(d, a, m, op, AX)                                                                                 \
   do {                                                                                                                 \
-    KBD_STATIC_ASSERT((op) == KBD_OP_ADD || (op) == KBD_OP_SUB || (op) == KBD_OP_MUL || (op) == KBD_OP_DIV ||          \
-                          (op) == KBD_OP_MIN || (op) == KBD_OP_MAX,                                                    \
+    KBD_STATIC_ASSERT(KBD__IS_CONST(op),                                                                               \
+                      "kbd: the kbd_bcast_rows/cols op must be a compile-time constant KBD_OP_ADD, _SUB, _MUL, _DIV, " \
+                      "_MIN or _MAX");                                                                                 \
+    KBD_STATIC_ASSERT(KBD__RT_BOP(op) == KBD_OP_ADD || KBD__RT_BOP(op) == KBD_OP_SUB ||                                \
+                          KBD__RT_BOP(op) == KBD_OP_MUL || KBD__RT_BOP(op) == KBD_OP_DIV ||                            \
+                          KBD__RT_BOP(op) == KBD_OP_MIN || KBD__RT_BOP(op) == KBD_OP_MAX,                              \
                       "kbd: kbd_bcast_rows/cols take KBD_OP_ADD, _SUB, _MUL, _DIV, _MIN or _MAX");                     \
     KBD__SAME_SHAPE(d, a);                                                                                             \
     KBD__RT_SAME_VEC(d, a);                                                                                            \

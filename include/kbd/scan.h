@@ -117,7 +117,9 @@ KBD_TILE_FN kbd_lanes_b32 kbd_scan_lanes_b32_(kbd_lanes_b32 x, int op, int fl, i
 }
 
 #define KBD__SCAN_OP_OK(op)                                                                                            \
-  KBD_STATIC_ASSERT((op) == KBD_RED_SUM || (op) == KBD_RED_MAX || (op) == KBD_RED_MIN,                                 \
+  KBD_STATIC_ASSERT(KBD__IS_CONST(op), "kbd: the scan op must be a compile-time constant KBD_RED_SUM/MAX/MIN");        \
+  KBD_STATIC_ASSERT(KBD__RED_OPC(op) == KBD_RED_SUM || KBD__RED_OPC(op) == KBD_RED_MAX ||                              \
+                        KBD__RED_OPC(op) == KBD_RED_MIN,                                                               \
                     "kbd: scans support KBD_RED_SUM, KBD_RED_MAX and KBD_RED_MIN")
 
 #define KBD__LANES_SCAN(dst, total, x, op, excl, scope)                                                                \
@@ -136,11 +138,16 @@ KBD_TILE_FN kbd_lanes_b32 kbd_scan_lanes_b32_(kbd_lanes_b32 x, int op, int fl, i
 
 #define kbd_warp_scan(dst, x, op, excl)                                                                                \
   do {                                                                                                                 \
-    float kbd_wst_;                                                                                                    \
+    KBD_UNUSED float kbd_wst_; /* nvcc warns #550 (set but never used) despite the (void) cast */                      \
     KBD__LANES_SCAN(dst, kbd_wst_, x, op, excl, KBD_WARP);                                                             \
     (void)kbd_wst_;                                                                                                    \
   } while (0)
-#define kbd_warpgroup_scan(dst, total, x, op, excl) KBD__LANES_SCAN(dst, total, x, op, excl, KBD_WARPGROUP)
+#define kbd_warpgroup_scan(dst, total, x, op, excl)                                                                    \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_BLOCK_THREADS % KBD_WARPGROUP == 0,                                                          \
+                      "kbd: kbd_warpgroup_scan needs a block of whole warpgroups (a multiple of 128 threads)");        \
+    KBD__LANES_SCAN(dst, total, x, op, excl, KBD_WARPGROUP);                                                           \
+  } while (0)
 #define kbd_cta_scan(dst, total, x, op, excl) KBD__LANES_SCAN(dst, total, x, op, excl, KBD_BLOCK_THREADS)
 
 /* ---- 1 x C tiles ------------------------------------------------------------------------------------------ */

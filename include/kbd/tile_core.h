@@ -52,6 +52,11 @@
 #define KBD__WARPGROUP_TILE_RULE                                                                                       \
   "kbd: a KBD_WARPGROUP tile needs a block of at least 128 threads (one whole warpgroup): in a smaller block the "     \
   "elements of the missing warps would have no owner"
+/* The same for any scope: a tile owned by more threads than the block has (KBD_TILE(f32, 1, 256, 256) in a
+ * 128-thread kernel) leaves the missing threads' elements unowned. */
+#define KBD__SCOPE_TILE_RULE                                                                                           \
+  "kbd: a tile's scope must not be larger than the block (KBD_BLOCK_THREADS): the elements of the missing threads "    \
+  "would have no owner"
 
 /* The tile type: KBD_TILE_L(dtype token, rows, cols, scope threads, layout id). Shape rules are checked
  * here, at compile time, each with a message naming the rule. */
@@ -63,6 +68,7 @@
     KBD_STATIC_ASSERT(((long long)(R) * (C)) % (S) == 0,                                                               \
                       "kbd: tile rows*cols must be a multiple of the owning scope's thread count");                    \
     KBD_STATIC_ASSERT((S) != KBD_WARPGROUP || KBD__CTA_THREADS >= KBD_WARPGROUP, KBD__WARPGROUP_TILE_RULE);            \
+    KBD_STATIC_ASSERT((S) == KBD_WARPGROUP || (S) <= KBD__CTA_THREADS, KBD__SCOPE_TILE_RULE);                          \
     KBD_LAYOUT_STATIC_CHECK((L), (R), (C), (S), KBD__VEC(sizeof(kbd_##dt), R, C, S));                                  \
     kbd_##dt v[KBD_LANES_HELD][KBD__NPT(R, C, S)];                                                                     \
     char (*kbd_meta_)[KBD__POS(R)][KBD__POS(C)][KBD__POS(S)][KBD__POS(L)][KBD_DT_##dt];                                \
