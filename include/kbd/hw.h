@@ -48,8 +48,10 @@
  * CUDA runtime in nvcc builds and in the plain C host files of a GPU program. */
 #if KBD_MODE_CPU
 #include "cpu/alloc.h"
+#include "cpu/tmap.h"
 #else
 #include "ptx/alloc.h"
+#include "ptx/tmap.h"
 #endif
 
 /* Pure value primitives (conversions, f32 max/min) are also called from host code of a GPU program: the
