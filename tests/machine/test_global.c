@@ -311,6 +311,77 @@ static void test_host_copies_checked(void **state) {
   MT_ASSERT_OK(kbd_copy_to_device(f->host_in, host, 0));
 }
 
+/* Each host-side misuse names the caller's file:line and the allocation (where it was allocated, and freed). */
+static void test_host_copies_name_the_allocation(void **state) {
+  gb_fixture *f = (gb_fixture *)*state;
+  float host[TN] = {0};
+  char b[512];
+  /* into freed memory: a copy to the device and a memset */
+  float *tmp = NULL;
+  MT_ASSERT_OK(kbd_malloc((void **)&tmp, ALLOC_N * sizeof(float)));
+  const int free_line = __LINE__ + 1;
+  MT_ASSERT_OK(kbd_free(tmp));
+  int line = __LINE__ + 1;
+  kbd_status s = kbd_copy_to_device(tmp, host, 16);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_copy_to_device (destination) touches byte 0 of a 400-byte allocation");
+  MT_ASSERT_HAS(s, "that was freed: allocated at " __FILE__);
+  MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "freed at %s:%d", __FILE__, free_line));
+  MT_ASSERT_HAS(s, "(use after free");
+  line = __LINE__ + 1;
+  s = kbd_memset_device(tmp + 10, 0, 8);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_memset_device (destination) touches byte 40 of a 400-byte allocation");
+  MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "freed at %s:%d", __FILE__, free_line));
+  /* from a device range that straddles the end, to the host and on the device; one that straddles the start */
+  line = __LINE__ + 1;
+  s = kbd_copy_to_host(host, f->in + 50, sizeof host);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_copy_to_host (source) touches bytes [200, 712) of a 400-byte allocation");
+  MT_ASSERT_HAS(s, "allocated at " __FILE__);
+  line = __LINE__ + 1;
+  s = kbd_copy_on_device(f->out, f->in + 50, ALLOC_N * sizeof(float));
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_copy_on_device (source) touches bytes [200, 600) of a 400-byte allocation");
+  MT_ASSERT_HAS(s, "allocated at " __FILE__);
+  line = __LINE__ + 1;
+  s = kbd_copy_to_host(host, f->in - 2, 16);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_copy_to_host (source) touches bytes [-8, 8) of a 400-byte allocation");
+  MT_ASSERT_HAS(s, "allocated at " __FILE__);
+  /* a memset of a host pointer (static: see test_host_copies_checked) */
+  static float not_device[TN];
+  line = __LINE__ + 1;
+  s = kbd_memset_device(not_device, 0, sizeof not_device);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_memset_device (destination) touches");
+  MT_ASSERT_HAS(s, "which is not device memory from kbd_malloc");
+  /* the stream-ordered variants are checked the same way */
+  line = __LINE__ + 1;
+  s = kbd_memset_device_async(f->out + 99, 0, 8, NULL);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_memset_device (destination) touches bytes [396, 404) of a 400-byte allocation");
+  MT_ASSERT_HAS(s, "allocated at " __FILE__);
+  line = __LINE__ + 1;
+  s = kbd_copy_to_device_async(f->out + 98, host, 16, NULL);
+  MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_copy_to_device_async (destination) touches bytes [392, 408) of a 400-byte allocation");
+  MT_ASSERT_HAS(s, "allocated at " __FILE__);
+  /* nothing was written by the refused calls: f->out is still never-written, f->in still holds host_in */
+  MT_ASSERT_OK(kbd_copy_to_host(host, f->in, ALLOC_N * sizeof(float)));
+  for (int i = 0; i < ALLOC_N; ++i)
+    assert_true(host[i] == f->host_in[i]);
+  MT_ASSERT_CODE(run_on(f->out, 1, f->in), KBD_ERR_POISON);
+}
+
 /* A device-to-device copy carries the written state: copied garbage is still garbage. */
 static void test_copy_on_device_carries_written_state(void **state) {
   gb_fixture *f = (gb_fixture *)*state;
@@ -366,11 +437,29 @@ static void test_register_overlap(void **state) {
   gb_fixture *f = (gb_fixture *)*state;
   static float host[TN];
   MT_ASSERT_OK(kbd_host_register(host, sizeof host));
+  int line = __LINE__ + 1;
   kbd_status s = kbd_host_register(host + 8, 16);
   MT_ASSERT_CODE(s, KBD_ERR_INVALID);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "kbd_host_register: [");
   MT_ASSERT_HAS(s, "overlaps memory already registered or allocated");
-  MT_ASSERT_CODE(kbd_host_register(f->in, 16), KBD_ERR_INVALID);
+  /* a range that only begins inside the registered one, and one that covers it */
+  MT_ASSERT_CODE(kbd_host_register(host + TN - 1, 64), KBD_ERR_INVALID);
+  static float around[3 * TN];
+  MT_ASSERT_OK(kbd_host_register(around + TN, TN * sizeof(float)));
+  MT_ASSERT_CODE(kbd_host_register(around, sizeof around), KBD_ERR_INVALID);
+  MT_ASSERT_OK(kbd_host_unregister(around + TN));
+  line = __LINE__ + 1;
+  s = kbd_host_register(f->in, 16);
+  MT_ASSERT_CODE(s, KBD_ERR_INVALID);
+  MT_ASSERT_AT(s, line);
+  MT_ASSERT_HAS(s, "overlaps memory already registered or allocated");
+  /* the refused registrations left the first one as it was: still registered, and unregistered once */
+  MT_ASSERT_OK(run_on(host, ALLOC_N, f->out));
   MT_ASSERT_OK(kbd_host_unregister(host));
+  MT_ASSERT_CODE(kbd_host_unregister(host), KBD_ERR_INVALID);
+  MT_ASSERT_OK(kbd_host_register(around, sizeof around)); /* nothing left there: accepted now */
+  MT_ASSERT_OK(kbd_host_unregister(around));
 }
 
 int main(void) {
@@ -387,6 +476,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_never_written_read, gb_setup, gb_teardown),
       MT_TEST(test_atomics_checked),
       cmocka_unit_test_setup_teardown(test_host_copies_checked, gb_setup, gb_teardown),
+      cmocka_unit_test_setup_teardown(test_host_copies_name_the_allocation, gb_setup, gb_teardown),
       cmocka_unit_test_setup_teardown(test_copy_on_device_carries_written_state, gb_setup, gb_teardown),
       cmocka_unit_test_setup_teardown(test_many_allocations, gb_setup, gb_teardown),
       cmocka_unit_test_setup_teardown(test_register_overlap, gb_setup, gb_teardown),
