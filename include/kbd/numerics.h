@@ -24,29 +24,9 @@
 #define KBD_NUMERICS_H
 
 #include "config.h"
+#include "convert_sw.h" /* kbd_cvt_f32_bits / kbd_cvt_bits_f32: the one bit cast */
 
 #define KBD_F32_CANONICAL_NAN 0x7fffffffu
-
-/* Bit casts that survive -ffast-math and strict aliasing: __builtin_memcpy is a register move after
- * optimisation, and the device pass has the CUDA intrinsics. */
-KBD_HD uint32_t kbd_num_bits_(float x) {
-#if KBD_DEVICE_PASS
-  return __float_as_uint(x);
-#else
-  uint32_t u;
-  __builtin_memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-KBD_HD float kbd_num_float_(uint32_t u) {
-#if KBD_DEVICE_PASS
-  return __uint_as_float(u);
-#else
-  float x;
-  __builtin_memcpy(&x, &u, sizeof x);
-  return x;
-#endif
-}
 
 /* NaN test on the bits, not x != x: -ffinite-math-only (part of -ffast-math) lets a compiler fold x != x
  * to false, and the user's flags must not change what the emulation computes. */
@@ -54,7 +34,7 @@ KBD_HD int kbd_f32_bits_isnan(uint32_t u) { return (u & 0x7fffffffu) > 0x7f80000
 
 /* The bits of f32 NaNs differ by path and cannot be compared otherwise: one pattern for all of them. */
 KBD_HD uint32_t kbd_f32_canon_nan_bits(uint32_t u) { return kbd_f32_bits_isnan(u) ? KBD_F32_CANONICAL_NAN : u; }
-KBD_HD float kbd_f32_canon_nan(float x) { return kbd_num_float_(kbd_f32_canon_nan_bits(kbd_num_bits_(x))); }
+KBD_HD float kbd_f32_canon_nan(float x) { return kbd_cvt_bits_f32(kbd_f32_canon_nan_bits(kbd_cvt_f32_bits(x))); }
 
 /* For the result of one f32 add, sub, mul, div, fma, sqrt (or a math function built from them). In the nvcc
  * device pass the instruction that produced r already gave the canonical NaN, so this is r and costs
@@ -77,8 +57,8 @@ KBD_HD uint32_t kbd_f32_arith_nan_bits(uint32_t u) {
 
 /* Exponent field 0 and a non-zero mantissa: keep only the sign. Zeros map to themselves. */
 KBD_HD float kbd_f32_ftz(float x) {
-  const uint32_t u = kbd_num_bits_(x);
-  return (u & 0x7f800000u) == 0 ? kbd_num_float_(u & 0x80000000u) : x;
+  const uint32_t u = kbd_cvt_f32_bits(x);
+  return (u & 0x7f800000u) == 0 ? kbd_cvt_bits_f32(u & 0x80000000u) : x;
 }
 
 /* atom.add.f32: flush both operands, add with round-to-nearest-even, flush the result, canonical NaN.
