@@ -19,7 +19,11 @@
 #include "layout.h"
 #include "mbarrier.h"
 #include "memory.h"
+#include "smem_plan.h"
 #include "status.h"
+#include "stile.h"
+#include "tensormap.h"
+#include "tma.h"
 #include "types.h"
 
 #if KBD_MODE_CPU || KBD_MODE_CUDA
@@ -29,6 +33,7 @@
 #include "scan.h"
 #include "scope.h"
 #include "smem.h"
+#include "stile_move.h"
 #include "sync.h"
 #include "tile_core.h"
 #include "tile_io.h"

@@ -58,6 +58,17 @@
   "kbd: a tile's scope must not be larger than the block (KBD_BLOCK_THREADS): the elements of the missing threads "    \
   "would have no owner"
 
+/* Storage kinds: part of every tile type (kbd_kind_), so the shape queries below work on all of them and an
+ * operation that needs one kind rejects another at compile time. Shared tiles: kbd/stile.h. */
+#define KBD_KIND_REG 1  /* registers: v[lanes][npt] */
+#define KBD_KIND_SMEM 2 /* shared memory: a pointer + swizzle + major-ness */
+#define KBD_KIND_TMEM 3 /* Tensor Memory (sm_100a), with the MMA layer */
+#define KBD_KIND(t) ((int)sizeof(*(t).kbd_kind_))
+#define KBD__REG_RULE                                                                                                  \
+  "kbd: this operation needs a register tile (KBD_TILE); a shared tile (KBD_STILE) moves to registers with "           \
+  "kbd_stile_load first"
+#define KBD__IS_REG(t) KBD_STATIC_ASSERT(KBD_KIND(t) == KBD_KIND_REG, KBD__REG_RULE)
+
 /* The tile type: KBD_TILE_L(dtype token, rows, cols, scope threads, layout id). Shape rules are checked
  * here, at compile time, each with a message naming the rule. */
 #define KBD_TILE_L(dt, R, C, S, L)                                                                                     \
@@ -72,6 +83,7 @@
     KBD_LAYOUT_STATIC_CHECK((L), (R), (C), (S), KBD__VEC(sizeof(kbd_##dt), R, C, S));                                  \
     kbd_##dt v[KBD_LANES_HELD][KBD__NPT(R, C, S)];                                                                     \
     char (*kbd_meta_)[KBD__POS(R)][KBD__POS(C)][KBD__POS(S)][KBD__POS(L)][KBD_DT_##dt];                                \
+    char (*kbd_kind_)[KBD_KIND_REG];                                                                                   \
   }
 
 #define KBD_TILE(dt, R, C, S) KBD_TILE_L(dt, R, C, S, KBD_LAYOUT_ROW)
@@ -84,10 +96,12 @@
 #define KBD_LAYOUT(t) ((int)(sizeof(KBD__META(t)[0][0][0]) / sizeof(KBD__META(t)[0][0][0][0])))
 #define KBD_DTYPE(t) ((int)sizeof(KBD__META(t)[0][0][0][0]))
 #define KBD_NPT(t) ((int)(sizeof((t).v[0]) / sizeof((t).v[0][0])))
-#define KBD_ESIZE(t) ((int)sizeof((t).v[0][0]))
+#define KBD_ESIZE(t) ((int)KBD_DT_SIZE(KBD_DTYPE(t)))
 #define KBD_VEC(t) KBD__VEC(KBD_ESIZE(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t))
 
 #define KBD__SAME_SHAPE(a, b)                                                                                          \
+  KBD__IS_REG(a);                                                                                                      \
+  KBD__IS_REG(b);                                                                                                      \
   KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(b) && KBD_COLS(a) == KBD_COLS(b) && KBD_SCOPE(a) == KBD_SCOPE(b) &&        \
                         KBD_LAYOUT(a) == KBD_LAYOUT(b) && KBD_VEC(a) == KBD_VEC(b),                                    \
                     "kbd: tile operands must have the same rows, cols, scope and layout")

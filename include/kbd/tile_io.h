@@ -206,32 +206,38 @@ template <class P, class E> struct kbd_ptr_ok {
 #define kbd_load(t, p, n, start)                                                                                       \
   do {                                                                                                                 \
     KBD__1D_ONLY(t);                                                                                                   \
+    KBD__IS_REG(t);                                                                                                    \
     KBD__PTR_MATCHES(t, p);                                                                                            \
     KBD__MOVE(t, p, 1, n, n, 0, start, 0, 0);                                                                          \
   } while (0)
 #define kbd_store(t, p, n, start)                                                                                      \
   do {                                                                                                                 \
     KBD__1D_ONLY(t);                                                                                                   \
+    KBD__IS_REG(t);                                                                                                    \
     KBD__PTR_MATCHES(t, p);                                                                                            \
     KBD__MOVE(t, p, 1, n, n, 0, start, 1, 0);                                                                          \
   } while (0)
 #define kbd_load2d(t, p, nrows, ncols, ld, r0, c0)                                                                     \
   do {                                                                                                                 \
+    KBD__IS_REG(t);                                                                                                    \
     KBD__PTR_MATCHES(t, p);                                                                                            \
     KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 0, 0);                                                                   \
   } while (0)
 #define kbd_store2d(t, p, nrows, ncols, ld, r0, c0)                                                                    \
   do {                                                                                                                 \
+    KBD__IS_REG(t);                                                                                                    \
     KBD__PTR_MATCHES(t, p);                                                                                            \
     KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 1, 0);                                                                   \
   } while (0)
 #define kbd_load_smem(t, s, ld)                                                                                        \
   do {                                                                                                                 \
+    KBD__IS_REG(t);                                                                                                    \
     KBD__PTR_MATCHES(t, s);                                                                                            \
     KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 0, 1);                                                         \
   } while (0)
 #define kbd_store_smem(t, s, ld)                                                                                       \
   do {                                                                                                                 \
+    KBD__IS_REG(t);                                                                                                    \
     KBD__PTR_MATCHES(t, s);                                                                                            \
     KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 1, 1);                                                         \
   } while (0)

@@ -242,9 +242,14 @@ KBD_TILE_FN void kbd_tile_fma(void *d, int dd, const void *a, int da, const void
 /* d = s everywhere (s converted to d's dtype: RNE for floats, saturating RNE for i32). */
 #define kbd_fill(d, s)                                                                                                 \
   do {                                                                                                                 \
+    KBD__IS_REG(d);                                                                                                    \
     const float kbd_fs_ = (float)(s);                                                                                  \
     KBD__FOR_FRAG(d, kbd_fl_, kbd_fi_) kbd_dt_store_f32(&(d).v[kbd_fl_][kbd_fi_], KBD_DTYPE(d), kbd_fs_);              \
   } while (0)
-#define kbd_zero(d) memset((d).v, 0, sizeof((d).v))
+#define kbd_zero(d)                                                                                                    \
+  do {                                                                                                                 \
+    KBD__IS_REG(d);                                                                                                    \
+    memset((d).v, 0, sizeof((d).v));                                                                                   \
+  } while (0)
 
 #endif /* KBD_TILE_OPS_H */

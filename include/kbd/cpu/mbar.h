@@ -222,7 +222,10 @@ static inline void kbd_cpu_copies_deliver(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
       cta->copies[k++] = c;
       continue;
     }
-    memcpy(cta->smem + c.off, c.src, c.bytes);
+    if (c.land)
+      c.land(cta, &c);
+    else
+      memcpy(cta->smem + c.off, c.src, c.bytes);
     memset(sh->winfo + c.off, (int)((unsigned)c.issuer | KBD_CPU_SH_ASYNC), c.bytes);
     if (c.clk > m->clk[c.issuer]) m->clk[c.issuer] = c.clk;
     m->tx -= (int32_t)c.bytes;

@@ -26,6 +26,18 @@ static inline void *kbd_hw_dynamic_smem(void) { return kbd_cpu_self()->cta->smem
 /* A check the CPU machine makes: fail the launch with `code` and a message at file:line. */
 #define KBD_HW_FAULT(code, file, line, ...) kbd_cpu_fault((code), (file), (line), __VA_ARGS__)
 
+/* A shared tile placed at p: inside one allocation of this block, and at its swizzle's alignment (the
+ * offset function assumes pattern phase 0 at the base; the CPU's shared array is 1024-byte aligned like the
+ * GPU's window, so the offset's alignment is the address's). */
+static inline void kbd_hw_stile_bind(const void *p, size_t bytes, int align, const char *type, KBD_SITE_PARAMS) {
+  const size_t off = kbd_cpu_check_smem(p, bytes, KBD_SITE_ARGS, "KBD_STILE_AT");
+  if (off % (size_t)align)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "KBD_STILE_AT(%s): the tile base is shared byte %zu, not a multiple of %d (the alignment its "
+                  "swizzle mode needs, so that the hardware's address-based pattern starts at the tile base)",
+                  type, off, align);
+}
+
 static inline void kbd_hw_smem_read(const void *p, size_t bytes, int esize, const char *what, long long row,
                                     long long col, KBD_SITE_PARAMS) {
   kbd_cpu_elem el = {row, col, esize};

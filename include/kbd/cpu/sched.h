@@ -79,6 +79,7 @@ static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigne
   memset(cta->bars, 0, sizeof cta->bars);
   cta->nmbars = 0;
   cta->ncopies = 0;
+  cta->nstores = 0;
   if (!kbd_cpu_shadow_start(cta)) {
     fprintf(stderr, "kbd: out of host memory for the shared-memory shadow\n");
     abort();
@@ -93,6 +94,7 @@ static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigne
     w->wait_kind = KBD_CPU_WAIT_NONE;
     w->wait_bar = -1;
     w->lanes_depth = w->elect_depth = 0;
+    w->bulk_groups = 0;
     memset(w->sites, 0, sizeof w->sites);
     const size_t k = (size_t)slot * KBD_CPU_MAX_WARPS + (size_t)i;
     kbd_fiber_init(&w->fiber, kbd_stack_pool_get(&G->stacks, k), G->stacks.each, kbd_cpu_warp_main, w);

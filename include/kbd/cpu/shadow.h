@@ -195,12 +195,16 @@ KBD_NORETURN static inline void kbd_cpu_race(kbd_cpu_warp *w, const char *kind, 
   kbd_cpu_smem_where(w->cta, off, where, sizeof where);
   kbd_cpu_elem_text(el, el_off, off, elem, sizeof elem);
   const kbd_cpu_site o = kbd_cpu_site_of(other_site);
+  /* An asynchronous copy's bytes carry its issuer and issue site: the reader lacks the mbarrier wait. */
+  const int async = other_write && (w->cta->sh.winfo[off] & KBD_CPU_SH_ASYNC);
   kbd_cpu_fault(KBD_ERR_RACE, file, line,
-                "data race (%s) on %s%s:\n  this access: warp %d %s it here (%s)\n  earlier:     warp %d %s it at "
-                "%s:%d\n  nothing orders the two (no barrier, or one the two warps do not both take part in): the "
-                "GPU may run them in either order",
-                kind, where, elem, w->id, w_is_write ? "writes" : "reads", what, other, other_write ? "wrote" : "read",
-                o.file, o.line);
+                "data race (%s) on %s%s:\n  this access: warp %d %s it here (%s)\n  earlier:     %swarp %d %s it at "
+                "%s:%d\n  nothing orders the two (%s): the GPU may run them in either order",
+                kind, where, elem, w->id, w_is_write ? "writes" : "reads", what,
+                async ? "an asynchronous copy (TMA) issued by " : "", other, other_write ? "wrote" : "read", o.file,
+                o.line,
+                async ? "the reader did not wait on the copy's mbarrier phase"
+                      : "no barrier, or one the two warps do not both take part in");
 }
 
 /* ---- the checks ------------------------------------------------------------------------------------------- */
@@ -271,6 +275,30 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, 
   }
 }
 
+/* ---- bulk stores still reading shared memory (kbd/cpu/tma.h) ---------------------------------------------- */
+enum { KBD_CPU_ST_STORE = 0, KBD_CPU_ST_ADD = 1, KBD_CPU_ST_MIN = 2, KBD_CPU_ST_MAX = 3, KBD_CPU_ST_BULK = 4 };
+
+static inline const char *kbd_cpu_store_name(int op) {
+  static const char *const names[5] = {"kbd_tma_store", "kbd_tma_reduce_add", "kbd_tma_reduce_min",
+                                       "kbd_tma_reduce_max", "kbd_bulk_store"};
+  return names[op];
+}
+
+/* A shared write (generic or async) of [off, off + n) while a store still reads some of it. */
+static inline void kbd_cpu_store_overlap(const kbd_cpu_cta *cta, size_t off, size_t n, const char *what,
+                                         const char *file, int line) {
+  for (int i = 0; i < cta->nstores; ++i) {
+    const kbd_cpu_store *st = &cta->stores[i];
+    if (off < st->off + st->bytes && st->off < off + n)
+      kbd_cpu_fault(KBD_ERR_RACE, file, line,
+                    "%s writes shared bytes [%zu, %zu) that the %s issued at %s:%d (warp %d) may still be reading: "
+                    "wait for it first (kbd_bulk_wait_group_read after kbd_bulk_commit_group, in the issuing "
+                    "thread, then a barrier)",
+                    what, off > st->off ? off : st->off, off + n < st->off + st->bytes ? off + n : st->off + st->bytes,
+                    kbd_cpu_store_name(st->op), st->file, st->line, st->issuer);
+  }
+}
+
 /* A write by the running warp of shared bytes [off, off + n); flags: KBD_CPU_SH_ASYNC / _PENDING. */
 KBD_CPU_HOT static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off, size_t n, unsigned flags,
                                                     const char *what, kbd_cpu_elem el, const char *file, int line) {
@@ -282,6 +310,7 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off,
   uint16_t *wsite = sh->wsite;
   const int race = cta->L->race_check;
   const uint16_t site = race ? kbd_cpu_site_id(w, file, line) : 0;
+  if (KBD_UNLIKELY(cta->nstores)) kbd_cpu_store_overlap(cta, off, n, what, file, line);
   if (race) {
     const uint32_t c0 = wclk[off], x0 = winfo[off] & KBD_CPU_SH_WARP;
     uint32_t readers = 0;

@@ -90,6 +90,7 @@ typedef struct kbd_cpu_warp {
   } sites[16];
   uint32_t fence_clk; /* own clock at the last fence.proxy.async (generic writes up to it are visible to
                          the async proxy) */
+  int bulk_groups;    /* bulk async-groups committed so far (cp.async.bulk.commit_group) */
 } kbd_cpu_warp;
 
 /* One named barrier (PTX bar/barrier, ids 0..15). Counting is in threads, a warp arrives as 32. */
@@ -124,17 +125,39 @@ typedef struct kbd_cpu_mbar {
 #define KBD_CPU_MAX_MBARS 64
 
 /* An asynchronous copy into shared memory in flight (kbd/cpu/tma.h): issued, not yet delivered. */
+struct kbd_cpu_copy;
+struct kbd_cpu_cta;
+/* How a copy's data lands (kbd/cpu/tma.h): NULL for a plain byte copy, else a tensor box gather. */
+typedef void (*kbd_cpu_land_fn)(struct kbd_cpu_cta *cta, const struct kbd_cpu_copy *c);
+
 typedef struct kbd_cpu_copy {
   size_t off;      /* destination: shared offset */
-  const void *src; /* source: global memory */
+  const void *src; /* source: global memory (a plain copy) or the kbd_tensor_map (a tensor box) */
   uint32_t bytes;
-  int mbar;   /* index in the CTA's mbarrier table of the barrier it completes */
-  int issuer; /* the issuing warp, and its clock at the issue: the writes' stamp */
+  kbd_cpu_land_fn land; /* NULL: memcpy of bytes from src */
+  int32_t coord[5];     /* tensor box: its start coordinates */
+  int mbar;             /* index in the CTA's mbarrier table of the barrier it completes */
+  int issuer;           /* the issuing warp, and its clock at the issue: the writes' stamp */
   uint32_t clk;
   const char *file; /* where it was issued */
   int line;
 } kbd_cpu_copy;
 #define KBD_CPU_MAX_COPIES 256
+
+/* A bulk store or reduction out of shared memory (TMA store, kbd_bulk_store) issued and not yet waited for:
+ * its source bytes must not be written until a wait_group(.read) of its group (kbd/cpu/tma.h). */
+typedef struct kbd_cpu_store {
+  size_t off; /* source: shared offset */
+  uint32_t bytes;
+  const void *dst; /* destination: global memory (a plain store) or the kbd_tensor_map (a tensor box) */
+  int32_t coord[5];
+  int op;     /* KBD_CPU_ST_* */
+  int issuer; /* issuing warp, and its bulk group (0: not committed yet) */
+  int group;
+  const char *file; /* where it was issued */
+  int line;
+} kbd_cpu_store;
+#define KBD_CPU_MAX_STORES 64
 
 typedef struct kbd_cpu_static {
   const void *key; /* address of the declaration site's marker */
@@ -173,6 +196,8 @@ typedef struct kbd_cpu_cta {
   kbd_cpu_mbar mbars[KBD_CPU_MAX_MBARS];
   int ncopies; /* asynchronous copies in flight */
   kbd_cpu_copy copies[KBD_CPU_MAX_COPIES];
+  int nstores; /* bulk stores / reductions not yet waited for */
+  kbd_cpu_store stores[KBD_CPU_MAX_STORES];
   kbd_cpu_warp warps[KBD_CPU_MAX_WARPS];
 } kbd_cpu_cta;
 

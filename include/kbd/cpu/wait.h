@@ -194,6 +194,15 @@ static inline void kbd_cpu_warp_exit_check(kbd_cpu_warp *w) {
                     "its mbarrier. Wait for the phase it completes before the block ends",
                     cta->copies[0].bytes);
   }
+  /* Bulk stores are waited for by the thread that issued them; one leaving without doing so may leave the
+   * TMA reading shared memory the block is about to release. */
+  for (int i = 0; i < cta->nstores; ++i)
+    if (cta->stores[i].issuer == w->id)
+      kbd_cpu_fault(KBD_ERR_MBARRIER, cta->stores[i].file, cta->stores[i].line,
+                    "warp %d ends while this %s was not waited for: %s kbd_bulk_wait_group(0) before the "
+                    "warp ends",
+                    w->id, kbd_cpu_store_name(cta->stores[i].op),
+                    cta->stores[i].group ? "call" : "commit it (kbd_bulk_commit_group) and call");
   for (int id = 0; id < KBD_NUM_NAMED_BARRIERS; ++id) {
     const kbd_cpu_barrier *b = &cta->bars[id];
     if (b->arrived > 0 && b->whole && b->waiters) kbd_cpu_bar_after_exit(cta, id, b->file, b->line);

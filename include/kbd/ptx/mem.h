@@ -29,6 +29,11 @@ KBD_DEV void *kbd_hw_dynamic_smem(void) {
 /* A check the CPU machine makes (printf-style message); the GPU path does not check. */
 #define KBD_HW_FAULT(code, file, line, ...) ((void)(code), (void)(file), (void)(line))
 
+/* Shared tile placement: checked by the CPU machine only (alignment comes from the declaration or planner). */
+KBD_DEV void kbd_hw_stile_bind(const void *p, size_t bytes, int align, const char *type, KBD_SITE_PARAMS) {
+  (void)p, (void)bytes, (void)align, (void)type, KBD_SITE_UNUSED;
+}
+
 /* Checks of kbd accesses (bounds, never-written bytes, races) are the CPU machine's; nothing on the GPU. */
 KBD_DEV void kbd_hw_smem_read(const void *p, size_t bytes, int esize, const char *what, long long row, long long col,
                               KBD_SITE_PARAMS) {
