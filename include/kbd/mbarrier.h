@@ -10,6 +10,9 @@
  *   kbd_mbarrier_complete_tx(bar, bytes)          what a finished copy of `bytes` signals (tests, emulation)
  *   kbd_mbarrier_wait(bar, parity)                wait until the phase of parity `parity` completes (acquire)
  *   kbd_mbarrier_try_wait(bar, parity)            1 if it has (acquire), 0 if not yet: loop on it
+ *   kbd_mbarrier_test_wait(bar, parity)           the same without the hardware's suspend (a pure poll)
+ *   kbd_pipe ps = kbd_pipe_start(stages)          ring position: ps.stage, ps.phase (the parity to wait for
+ *   kbd_pipe_advance(&ps)                         on "full"; producers wait on "empty" with ps.phase ^ 1)
  *   kbd_fence_mbarrier_init()                     initialisations visible to the cluster (before its barrier)
  *   kbd_bulk_load(dst, src, bytes, bar)           asynchronous copy of `bytes` from global to shared memory
  *                                                 (cp.async.bulk, TMA): completes `bytes` of bar's tx-count
@@ -56,10 +59,35 @@ typedef uint64_t kbd_mbarrier;
 #define kbd_mbarrier_complete_tx(bar, bytes) kbd_hw_mbar_complete_tx((bar), (uint32_t)(bytes), KBD_SITE)
 #define kbd_mbarrier_wait(bar, parity) kbd_hw_mbar_wait((bar), (uint32_t)(parity), KBD_SITE)
 #define kbd_mbarrier_try_wait(bar, parity) kbd_hw_mbar_try_wait((bar), (uint32_t)(parity), KBD_SITE)
+#define kbd_mbarrier_test_wait(bar, parity) kbd_hw_mbar_test_wait((bar), (uint32_t)(parity), KBD_SITE)
 #define kbd_fence_mbarrier_init() kbd_hw_fence_mbar_init(KBD_SITE)
 /* One thread issues it (KBD_ELECT_ONE), after the barrier expects the bytes (kbd_mbarrier_arrive_expect_tx);
  * size, dst and src multiples of 16. Consumers read dst only after waiting for the phase. */
 #define kbd_bulk_load(dst, src, bytes, bar) kbd_hw_bulk_load((dst), (src), (uint32_t)(bytes), (bar), KBD_SITE)
 
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
+
+/* Position in a ring of `stages` buffers: the stage to use next and the parity of its current round (the
+ * round number's low bit). Both sides of a pipeline keep one and advance it once per buffer:
+ *   consumer: kbd_mbarrier_wait(&full[ps.stage], ps.phase);        read; arrive on empty[ps.stage]
+ *   producer: kbd_mbarrier_wait(&empty[ps.stage], ps.phase ^ 1u);  (a fresh barrier's parity 1 is done) fill
+ * Plain integers: with a constant stage count nvcc keeps both in registers (no division per step). */
+typedef struct kbd_pipe {
+  int stage, stages;
+  uint32_t phase;
+} kbd_pipe;
+KBD_HD kbd_pipe kbd_pipe_start(int stages) {
+  kbd_pipe p;
+  p.stage = 0;
+  p.stages = stages;
+  p.phase = 0;
+  return p;
+}
+KBD_HD void kbd_pipe_advance(kbd_pipe *p) {
+  if (++p->stage == p->stages) {
+    p->stage = 0;
+    p->phase ^= 1u;
+  }
+}
+
 #endif /* KBD_MBARRIER_H */

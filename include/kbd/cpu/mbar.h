@@ -269,6 +269,11 @@ static inline int kbd_hw_mbar_try_wait(uint64_t *bar, uint32_t parity, KBD_SITE_
   return 0;
 }
 
+/* test_wait.parity: the same question without the hardware suspend; on the CPU machine both are polls. */
+static inline int kbd_hw_mbar_test_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {
+  return kbd_hw_mbar_try_wait(bar, parity, KBD_SITE_ARGS);
+}
+
 /* Wait until the phase with parity `parity` has completed: the warp blocks on the barrier and only its
  * phase completion wakes it. */
 static inline void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {

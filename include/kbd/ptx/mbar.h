@@ -71,6 +71,20 @@ KBD_DEV int kbd_hw_mbar_try_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS
   return (int)ok;
 }
 
+/* mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 p, [a], parity;     PTX ISA 8.0, sm_90. Like
+ * try_wait but never suspends the thread: a pure poll. */
+KBD_DEV int kbd_hw_mbar_test_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  uint32_t ok;
+  asm volatile("{\n\t.reg .pred p;\n\t"
+               "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
+               "selp.u32 %0, 1, 0, p;\n\t}"
+               : "=r"(ok)
+               : "r"(kbd_ptx_smem_u32(bar)), "r"(parity)
+               : "memory");
+  return (int)ok;
+}
+
 /* The wait loop: try_wait suspends the thread in hardware up to a system time limit, so the loop spins
  * only when that limit passes. */
 KBD_DEV void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {
