@@ -175,16 +175,22 @@ static inline void kbd_cpu_tma_land(kbd_cpu_cta *cta, const kbd_cpu_copy *c) {
   const kbd_tensor_map_desc *d = &((const kbd_tensor_map *)c->src)->desc;
   const uint32_t E = kbd_tmap_dtype_bits((int)d->dtype) / 8, n0 = d->box_dims[0], lines = kbd_cpu_box_lines(d);
   const int swz = kbd_cpu_tmap_kbd_swizzle((int)d->swizzle);
+  const uint32_t per = 16 / E; /* elements per 16-byte unit: every swizzle moves whole units */
   for (uint32_t line = 0; line < lines; ++line) {
     long long goff;
     const int inb = kbd_cpu_box_line(d, c->coord, line, &goff);
-    for (uint32_t i0 = 0; i0 < n0; ++i0) {
+    for (uint32_t i0 = 0; i0 < n0; i0 += per) {
       const long long g0 = (long long)c->coord[0] + i0;
       unsigned char *dst = cta->smem + kbd_swizzle_apply(swz, (uint32_t)(c->off + (size_t)line * n0 * E + i0 * E));
-      if (inb && g0 >= 0 && g0 < (long long)d->global_dims[0])
-        memcpy(dst, (const char *)d->global_address + goff + g0 * E, E);
-      else
-        kbd_cpu_oob_fill(dst, d, E);
+      if (inb && g0 >= 0 && g0 + per <= (long long)d->global_dims[0]) { /* the whole unit is inside */
+        memcpy(dst, (const char *)d->global_address + goff + g0 * E, 16);
+        continue;
+      }
+      for (uint32_t k = 0; k < per; ++k)
+        if (inb && g0 + k >= 0 && g0 + k < (long long)d->global_dims[0])
+          memcpy(dst + k * E, (const char *)d->global_address + goff + (g0 + k) * E, E);
+        else
+          kbd_cpu_oob_fill(dst + k * E, d, E);
     }
   }
 }
@@ -290,15 +296,19 @@ static inline void kbd_cpu_store_finish(kbd_cpu_cta *cta, const kbd_cpu_store *s
   for (uint32_t line = 0; line < lines; ++line) {
     long long goff;
     if (!kbd_cpu_box_line(d, st->coord, line, &goff)) continue;
-    for (uint32_t i0 = 0; i0 < n0; ++i0) {
+    const uint32_t per = 16 / E;
+    for (uint32_t i0 = 0; i0 < n0; i0 += per) {
       const long long g0 = (long long)st->coord[0] + i0;
       if (g0 >= (long long)d->global_dims[0]) break;
       unsigned char *g = (unsigned char *)d->global_address + goff + g0 * E;
       const unsigned char *s = cta->smem + kbd_swizzle_apply(swz, (uint32_t)(st->off + (size_t)line * n0 * E + i0 * E));
+      const long long left = (long long)d->global_dims[0] - g0;
+      const uint32_t n = left < (long long)per ? (uint32_t)left : per; /* a unit cut by the tensor's edge */
       if (st->op == KBD_CPU_ST_STORE)
-        memcpy(g, s, E);
+        memcpy(g, s, (size_t)n * E);
       else
-        kbd_cpu_reduce_elem(st->op, (int)d->dtype, g, s);
+        for (uint32_t k = 0; k < n; ++k)
+          kbd_cpu_reduce_elem(st->op, (int)d->dtype, g + k * E, s + k * E);
     }
   }
 }
