@@ -44,9 +44,9 @@
  * the addresses kbd_stile_ldsm_row() computes for every layout, shape, swizzle, major-ness, transposition and
  * window of a sweep, and compares each thread's elements with the per-element path.
  *
- * The GPU instructions are inline PTX here for now (ldmatrix sm_75+, stmatrix sm_90+; kbd builds sm_90a and
- * sm_100a only); they are meant to become a kbd_hw_* twin (ptx/ and cpu/) with kbd__stile_ldsm/_stsm as the
- * two sides.
+ * The instructions are the twins kbd_hw_ldmatrix, kbd_hw_stmatrix and kbd_hw_smem_copy: inline PTX in
+ * ptx/smatrix.h (ldmatrix sm_75+, stmatrix sm_90+; kbd builds sm_90a and sm_100a only), the PTX
+ * definition over checked bytes in cpu/smatrix.h.
  */
 #ifndef KBD_STILE_MOVE_H
 #define KBD_STILE_MOVE_H
@@ -92,8 +92,8 @@ KBD_HD int kbd_stile_ldsm_trans(int layout, int major, int trans) {
 KBD_HD kbd_coord kbd_stile_ldsm_row(kbd_tile_shape t, int major, int trans, int r0, int c0, int tid, int pair0,
                                     int nmat) {
   const unsigned ut = (unsigned)tid, m = (ut / 8u) % 4u & (unsigned)(nmat - 1), j = ut % 8u;
-  const kbd_coord o = kbd_layout_coord(t.layout, t.rows, t.cols, t.scope, t.vec, (int)(ut & ~31u),
-                                       2 * (pair0 + (int)m));
+  const kbd_coord o =
+      kbd_layout_coord(t.layout, t.rows, t.cols, t.scope, t.vec, (int)(ut & ~31u), 2 * (pair0 + (int)m));
   kbd_coord s = kbd_stile_elem(trans, r0, c0, o);
   if (kbd_stile_cont_dim(major))
     s.row += (int)j;
@@ -105,187 +105,20 @@ KBD_HD kbd_coord kbd_stile_ldsm_row(kbd_tile_shape t, int major, int trans, int 
 #if KBD_MODE_CPU || KBD_MODE_CUDA
 #include "hw.h"
 
-/* ---- the m8n8 matrix instructions (to become a kbd_hw_* twin) --------------------------------------------
- * d[lane][m]: register m of each held lane; row[lane]: the row address that lane supplies, at[lane] its
- * shared-tile coordinates (for reports); cont_col: the rows run along shared-tile columns. */
-#if KBD_MODE_CUDA
-/* ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{,.trans}.shared.b16 {d...}, [a];     PTX ISA 6.5, sm_75 */
-KBD_DEV void kbd__stile_ldsm(uint32_t (*d)[4], char *const *row, const kbd_coord *at, int nmat, int tr, int cont_col,
-                             const char *what, KBD_SITE_PARAMS) {
-  const uint32_t a = (uint32_t)__cvta_generic_to_shared(row[0]);
-  uint32_t *r = d[0];
-  (void)at, (void)cont_col, (void)what, KBD_SITE_UNUSED;
-  if (nmat == 4) {
-    if (tr)
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                   : "r"(a)
-                   : "memory");
-    else
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                   : "r"(a)
-                   : "memory");
-  } else if (nmat == 2) {
-    if (tr)
-      asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                   : "=r"(r[0]), "=r"(r[1])
-                   : "r"(a)
-                   : "memory");
-    else
-      asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(a) : "memory");
-  } else {
-    if (tr)
-      asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r[0]) : "r"(a) : "memory");
-    else
-      asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r[0]) : "r"(a) : "memory");
-  }
-}
-
-/* stmatrix.sync.aligned.m8n8.{x1,x2,x4}{,.trans}.shared.b16 [a], {d...};     PTX ISA 7.8, sm_90 */
-KBD_DEV void kbd__stile_stsm(uint32_t (*d)[4], char *const *row, const kbd_coord *at, int nmat, int tr, int cont_col,
-                             const char *what, KBD_SITE_PARAMS) {
-  const uint32_t a = (uint32_t)__cvta_generic_to_shared(row[0]);
-  const uint32_t *r = d[0];
-  (void)at, (void)cont_col, (void)what, KBD_SITE_UNUSED;
-  if (nmat == 4) {
-    if (tr)
-      asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(a), "r"(r[0]),
-                   "r"(r[1]), "r"(r[2]), "r"(r[3])
-                   : "memory");
-    else
-      asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(a), "r"(r[0]), "r"(r[1]),
-                   "r"(r[2]), "r"(r[3])
-                   : "memory");
-  } else if (nmat == 2) {
-    if (tr)
-      asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};" ::"r"(a), "r"(r[0]), "r"(r[1])
-                   : "memory");
-    else
-      asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(a), "r"(r[0]), "r"(r[1])
-                   : "memory");
-  } else {
-    if (tr)
-      asm volatile("stmatrix.sync.aligned.m8n8.x1.trans.shared.b16 [%0], {%1};" ::"r"(a), "r"(r[0]) : "memory");
-    else
-      asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};" ::"r"(a), "r"(r[0]) : "memory");
-  }
-}
-
-/* One aligned run of 1..16 bytes: ld.shared / st.shared of that width on the 32-bit shared-window address
- * (explicit .shared: a generic access would cost the address-space check of a generic ld/st). The register
- * side goes through memcpy so that nvcc keeps the fragment in registers. */
-KBD_TILE_FN void kbd__stile_copy(char *mem, void *frag, int bytes, int store) {
-  const uint32_t a = (uint32_t)__cvta_generic_to_shared(mem);
-  if (bytes == 16) {
-    uint4 x;
-    if (store) {
-      memcpy(&x, frag, 16);
-      asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(a), "r"(x.x), "r"(x.y), "r"(x.z), "r"(x.w)
-                   : "memory");
-    } else {
-      asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w)
-                   : "r"(a)
-                   : "memory");
-      memcpy(frag, &x, 16);
-    }
-  } else if (bytes == 8) {
-    uint2 x;
-    if (store) {
-      memcpy(&x, frag, 8);
-      asm volatile("st.shared.v2.b32 [%0], {%1, %2};" ::"r"(a), "r"(x.x), "r"(x.y) : "memory");
-    } else {
-      asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(x.x), "=r"(x.y) : "r"(a) : "memory");
-      memcpy(frag, &x, 8);
-    }
-  } else if (bytes == 4) {
-    uint32_t x;
-    if (store) {
-      memcpy(&x, frag, 4);
-      asm volatile("st.shared.b32 [%0], %1;" ::"r"(a), "r"(x) : "memory");
-    } else {
-      asm volatile("ld.shared.b32 %0, [%1];" : "=r"(x) : "r"(a) : "memory");
-      memcpy(frag, &x, 4);
-    }
-  } else if (bytes == 2) {
-    unsigned short x;
-    if (store) {
-      memcpy(&x, frag, 2);
-      asm volatile("st.shared.b16 [%0], %1;" ::"r"(a), "h"(x) : "memory");
-    } else {
-      asm volatile("ld.shared.b16 %0, [%1];" : "=h"(x) : "r"(a) : "memory");
-      memcpy(frag, &x, 2);
-    }
-  } else {
-    /* PTX has no 8-bit registers: .u8 moves the low byte of a 16-bit one */
-    unsigned short x = 0;
-    if (store) {
-      memcpy(&x, frag, 1);
-      asm volatile("st.shared.u8 [%0], %1;" ::"r"(a), "h"(x) : "memory");
-    } else {
-      asm volatile("ld.shared.u8 %0, [%1];" : "=h"(x) : "r"(a) : "memory");
-      memcpy(frag, &x, 1);
-    }
-  }
-}
-
-#else /* KBD_MODE_CPU: the PTX definition of ldmatrix / stmatrix (ptx-reference §7.2) over checked bytes */
-
-/* M_m[i][k] of the instruction: element k of the row that lane 8m + i addressed. */
-static inline uint16_t kbd__stile_mget(char *const *row, int m, int i, int k) {
-  uint16_t v;
-  memcpy(&v, row[8 * m + i] + 2 * k, 2);
-  return v;
-}
-static inline void kbd__stile_mset(char *const *row, int m, int i, int k, uint16_t v) {
-  memcpy(row[8 * m + i] + 2 * k, &v, 2);
-}
-
-static inline void kbd__stile_ldsm(uint32_t (*d)[4], char *const *row, const kbd_coord *at, int nmat, int tr,
-                                   int cont_col, const char *what, KBD_SITE_PARAMS) {
-  for (int l = 0; l < 8 * nmat; ++l) /* the rows the instruction reads: 16 bytes each */
-    kbd_hw_smem_read(row[l], 16, cont_col ? 2 : 16, what, at[l].row, at[l].col, KBD_SITE_ARGS);
-  for (int t = 0; t < KBD_WARP_SIZE; ++t)
-    for (int m = 0; m < nmat; ++m) {
-      const int g = t / 4, q = t % 4;
-      const uint16_t lo = tr ? kbd__stile_mget(row, m, 2 * q, g) : kbd__stile_mget(row, m, g, 2 * q);
-      const uint16_t hi = tr ? kbd__stile_mget(row, m, 2 * q + 1, g) : kbd__stile_mget(row, m, g, 2 * q + 1);
-      d[t][m] = (uint32_t)lo | (uint32_t)hi << 16;
-    }
-}
-
-static inline void kbd__stile_stsm(uint32_t (*d)[4], char *const *row, const kbd_coord *at, int nmat, int tr,
-                                   int cont_col, const char *what, KBD_SITE_PARAMS) {
-  for (int l = 0; l < 8 * nmat; ++l)
-    kbd_hw_smem_write(row[l], 16, cont_col ? 2 : 16, what, at[l].row, at[l].col, KBD_SITE_ARGS);
-  for (int t = 0; t < KBD_WARP_SIZE; ++t)
-    for (int m = 0; m < nmat; ++m) {
-      const int g = t / 4, q = t % 4;
-      const uint16_t lo = (uint16_t)(d[t][m] & 0xffffu), hi = (uint16_t)(d[t][m] >> 16);
-      if (tr) {
-        kbd__stile_mset(row, m, 2 * q, g, lo);
-        kbd__stile_mset(row, m, 2 * q + 1, g, hi);
-      } else {
-        kbd__stile_mset(row, m, g, 2 * q, lo);
-        kbd__stile_mset(row, m, g, 2 * q + 1, hi);
-      }
-    }
-}
-
-static inline void kbd__stile_copy(char *mem, void *frag, int bytes, int store) {
-  if (store)
-    memcpy(mem, frag, (size_t)bytes);
-  else
-    memcpy(frag, mem, (size_t)bytes);
-}
-#endif
-
 /* ---- the move ------------------------------------------------------------------------------------------ */
 
+/* GPU: force-inlined, so the shapes fold to straight-line code. CPU: one out-of-line copy per translation
+ * unit (the shapes are run-time values there; inlining every call site's specialisation costs compile time,
+ * not emulation time worth having). */
+#if KBD_MODE_CPU
+#define KBD__STILE_FN static __attribute__((noinline, unused))
+#else
+#define KBD__STILE_FN KBD_TILE_FN
+#endif
+
 /* nmat matrices (pairs pair0 ..) of every held lane through one ldmatrix/stmatrix. */
-KBD_TILE_FN void kbd__stile_mat(kbd_tile_shape t, char *frag, char *base, kbd_smem_shape s, int r0, int c0,
-                                int trans, int store, int pair0, int nmat, const char *what, KBD_SITE_PARAMS) {
+KBD__STILE_FN void kbd__stile_mat(kbd_tile_shape t, char *frag, char *base, kbd_smem_shape s, int r0, int c0, int trans,
+                                  int store, int pair0, int nmat, const char *what, KBD_SITE_PARAMS) {
   const int tr = kbd_stile_ldsm_trans(t.layout, s.major, trans), cont_col = kbd_stile_cont_dim(s.major);
   char *row[KBD_LANES_HELD];
   kbd_coord at[KBD_LANES_HELD];
@@ -297,9 +130,9 @@ KBD_TILE_FN void kbd__stile_mat(kbd_tile_shape t, char *frag, char *base, kbd_sm
   if (store) {
     for (int l = 0; l < KBD_LANES_HELD; ++l)
       KBD_UNROLL for (int m = 0; m < nmat; ++m) memcpy(&d[l][m], frag + ((size_t)l * t.npt + 2 * (pair0 + m)) * 2, 4);
-    kbd__stile_stsm(d, row, at, nmat, tr, cont_col, what, KBD_SITE_ARGS);
+    kbd_hw_stmatrix(d, row, at, nmat, tr, cont_col, what, KBD_SITE_ARGS);
   } else {
-    kbd__stile_ldsm(d, row, at, nmat, tr, cont_col, what, KBD_SITE_ARGS);
+    kbd_hw_ldmatrix(d, row, at, nmat, tr, cont_col, what, KBD_SITE_ARGS);
     for (int l = 0; l < KBD_LANES_HELD; ++l)
       KBD_UNROLL for (int m = 0; m < nmat; ++m) memcpy(frag + ((size_t)l * t.npt + 2 * (pair0 + m)) * 2, &d[l][m], 4);
   }
@@ -307,8 +140,8 @@ KBD_TILE_FN void kbd__stile_mat(kbd_tile_shape t, char *frag, char *base, kbd_sm
 
 /* The one routine behind every macro below. t: the register tile's shape, frag its v array; base, s: the shared
  * tile; (r0, c0): the window origin in the shared tile; trans: t[r][c] <-> s[r0+c][c0+r]. */
-KBD_TILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kbd_smem_shape s, int r0, int c0,
-                                 int trans, int store, const char *what, KBD_SITE_PARAMS) {
+KBD__STILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kbd_smem_shape s, int r0, int c0,
+                                   int trans, int store, const char *what, KBD_SITE_PARAMS) {
   char *frag = (char *)frag_;
   const int es = t.esize, wr = trans ? t.cols : t.rows, wc = trans ? t.rows : t.cols;
   (void)what;
@@ -319,9 +152,8 @@ KBD_TILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kbd_
   if (kbd_stile_ldsm_ok(t, s.major, r0, c0)) {
     const int npairs = t.npt / 2;
     KBD_UNROLL for (int g = 0; g < npairs / 4; ++g)
-      kbd__stile_mat(t, frag, base, s, r0, c0, trans, store, 4 * g, 4, what, KBD_SITE_ARGS);
-    if (npairs % 4 >= 2)
-      kbd__stile_mat(t, frag, base, s, r0, c0, trans, store, npairs / 4 * 4, 2, what, KBD_SITE_ARGS);
+        kbd__stile_mat(t, frag, base, s, r0, c0, trans, store, 4 * g, 4, what, KBD_SITE_ARGS);
+    if (npairs % 4 >= 2) kbd__stile_mat(t, frag, base, s, r0, c0, trans, store, npairs / 4 * 4, 2, what, KBD_SITE_ARGS);
     if (npairs % 2) kbd__stile_mat(t, frag, base, s, r0, c0, trans, store, npairs - 1, 1, what, KBD_SITE_ARGS);
     return;
   }
@@ -329,8 +161,8 @@ KBD_TILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kbd_
    * bytes inside one 16-byte swizzle unit: one vector access. */
   const int run = kbd_stile_run_len(t), rdim = kbd_stile_run_dim(t.layout, trans);
   const int along_col = rdim == 1, rb = run * es;
-  const int vec_ok = run > 1 && rdim == kbd_stile_cont_dim(s.major) &&
-                     ((unsigned)(rdim ? c0 : r0) & (unsigned)(run - 1)) == 0;
+  const int vec_ok =
+      run > 1 && rdim == kbd_stile_cont_dim(s.major) && ((unsigned)(rdim ? c0 : r0) & (unsigned)(run - 1)) == 0;
   for (int l = 0; l < KBD_LANES_HELD; ++l) {
     const int tid = KBD_SCOPE_TID(t.scope, l);
     char *f = frag + (size_t)l * t.npt * es;
@@ -342,7 +174,7 @@ KBD_TILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kbd_
           kbd_hw_smem_write(m, (size_t)rb, along_col ? es : rb, what, e.row, e.col, KBD_SITE_ARGS);
         else
           kbd_hw_smem_read(m, (size_t)rb, along_col ? es : rb, what, e.row, e.col, KBD_SITE_ARGS);
-        kbd__stile_copy(m, f + (size_t)i * es, rb, store);
+        kbd_hw_smem_copy(m, f + (size_t)i * es, rb, store);
         continue;
       }
       KBD_UNROLL for (int k = 0; k < run; ++k) {
@@ -352,7 +184,7 @@ KBD_TILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kbd_
           kbd_hw_smem_write(m, (size_t)es, es, what, e.row, e.col, KBD_SITE_ARGS);
         else
           kbd_hw_smem_read(m, (size_t)es, es, what, e.row, e.col, KBD_SITE_ARGS);
-        kbd__stile_copy(m, f + (size_t)(i + k) * es, es, store);
+        kbd_hw_smem_copy(m, f + (size_t)(i + k) * es, es, store);
       }
     }
   }
@@ -361,7 +193,7 @@ KBD_TILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kbd_
 /* ---- compile-time rules and the macros ------------------------------------------------------------------ */
 
 #define KBD__STILE_DTYPE_RULE                                                                                          \
-  "kbd: kbd_stile_load/store: the register tile and the shared tile must have the same dtype (kbd_convert the "       \
+  "kbd: kbd_stile_load/store: the register tile and the shared tile must have the same dtype (kbd_convert the "        \
   "register tile first)"
 #define KBD__STILE_SAME_RULE                                                                                           \
   "kbd: kbd_stile_load/store: the register tile and the shared tile must have the same rows and cols (a window of a "  \
@@ -378,20 +210,19 @@ KBD_TILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kbd_
   KBD__IS_REG(t);                                                                                                      \
   KBD__IS_STILE(s);                                                                                                    \
   KBD_STATIC_ASSERT(KBD_DTYPE(t) == KBD_DTYPE(s), KBD__STILE_DTYPE_RULE);                                              \
-  KBD_STATIC_ASSERT((fit) || (tr) || (KBD_ROWS(t) == KBD_ROWS(s) && KBD_COLS(t) == KBD_COLS(s)),                      \
+  KBD_STATIC_ASSERT((fit) || (tr) || (KBD_ROWS(t) == KBD_ROWS(s) && KBD_COLS(t) == KBD_COLS(s)),                       \
                     KBD__STILE_SAME_RULE);                                                                             \
-  KBD_STATIC_ASSERT(!(fit) || (tr) || (KBD_ROWS(t) <= KBD_ROWS(s) && KBD_COLS(t) <= KBD_COLS(s)),                     \
+  KBD_STATIC_ASSERT(!(fit) || (tr) || (KBD_ROWS(t) <= KBD_ROWS(s) && KBD_COLS(t) <= KBD_COLS(s)),                      \
                     KBD__STILE_FIT_RULE);                                                                              \
-  KBD_STATIC_ASSERT((fit) || !(tr) || (KBD_ROWS(t) == KBD_COLS(s) && KBD_COLS(t) == KBD_ROWS(s)),                     \
+  KBD_STATIC_ASSERT((fit) || !(tr) || (KBD_ROWS(t) == KBD_COLS(s) && KBD_COLS(t) == KBD_ROWS(s)),                      \
                     KBD__STILE_TSAME_RULE);                                                                            \
-  KBD_STATIC_ASSERT(!(fit) || !(tr) || (KBD_ROWS(t) <= KBD_COLS(s) && KBD_COLS(t) <= KBD_ROWS(s)),                    \
-                    KBD__STILE_TFIT_RULE)
+  KBD_STATIC_ASSERT(!(fit) || !(tr) || (KBD_ROWS(t) <= KBD_COLS(s) && KBD_COLS(t) <= KBD_ROWS(s)), KBD__STILE_TFIT_RULE)
 
 #define KBD__STILE_MOVE(t, s, r0, c0, fit, tr, store, what)                                                            \
   do {                                                                                                                 \
     KBD__STILE_RULES(t, s, fit, tr);                                                                                   \
-    kbd_stile_move_(KBD__SHAPE(t), (void *)(t).v, (char *)(void *)(s).p, KBD_STILE_SHAPE(s), (int)(r0), (int)(c0),    \
-                    tr, store, what, __FILE__, __LINE__);                                                              \
+    kbd_stile_move_(KBD__SHAPE(t), (void *)(t).v, (char *)(void *)(s).p, KBD_STILE_SHAPE(s), (int)(r0), (int)(c0), tr, \
+                    store, what, __FILE__, __LINE__);                                                                  \
   } while (0)
 
 #define kbd_stile_load(t, s) KBD__STILE_MOVE(t, s, 0, 0, 0, 0, 0, "kbd_stile_load")

@@ -20,6 +20,8 @@
  * 4. Faults: a window outside the shared tile is KBD_ERR_BOUNDS at the call's file:line (load, store, and
  *    transposed, negative origins too); loading a never-written shared tile is KBD_ERR_POISON naming an
  *    unwritten element (matrix path and element path); two warps storing one tile unordered is a race.
+ * 5. After a TMA load: the fragments equal the global tensor; a load before the mbarrier wait is reported at
+ *    its line under every schedule (a race with the copy, or bytes not yet / still being written).
  */
 #include <kbd/stile_move.h>
 #include <kbd/tile.h>
@@ -677,12 +679,81 @@ static void test_store_race(void **state) {
   MT_ASSERT_HAS(st, "kbd_stile_store");
 }
 
+/* TMA -> kbd_stile_load: the TMA's box image is what the moves read (MMA_A fragments of every warp equal the
+ * global tensor), and a warp that loads before waiting on the mbarrier is reported at its line. */
+typedef struct tma_mv_params {
+  kbd_tensor_map map;
+  kbd_bf16 *out;
+  int mode;
+} tma_mv_params;
+typedef KBD_STILE(bf16, 64, 64, KBD_SWIZZLE_128B) tma_mv_tile;
+static int tma_line;
+
+KBD_KERNEL(tma_mv_kernel, 128, tma_mv_params) {
+  KBD_SHARED_STILE(tma_mv_tile, t);
+  KBD_SHARED_ALIGNED(kbd_mbarrier, bar, 1, 8);
+  const int w = kbd_warp_id();
+  if (w == 0) {
+    KBD_ELECT_ONE { kbd_mbarrier_init(&bar[0], 1); }
+  }
+  kbd_sync();
+  if (w == 0) {
+    KBD_ELECT_ONE {
+      kbd_mbarrier_arrive_expect_tx(&bar[0], KBD_STILE_BYTES(t));
+      kbd_tma_load(t, &p.map, &bar[0], 0, 0);
+    }
+  }
+  KBD_TILE_L(bf16, 16, 64, KBD_WARP, KBD_LAYOUT_MMA_A) a;
+  if (p.mode == 1 && w == 1) {
+    MT_MARK(tma_line); kbd_stile_load_at(a, t, 16, 0);
+  }
+  kbd_mbarrier_wait(&bar[0], 0);
+  kbd_stile_load_at(a, t, 16 * w, 0);
+  kbd_store2d(a, p.out, 64, 64, 64, 16 * w, 0);
+}
+
+static void test_after_tma(void **state) {
+  (void)state;
+  kbd_bf16 h_in[64 * 64], h_out[64 * 64];
+  for (int k = 0; k < 64 * 64; ++k) h_in[k].bits = (uint16_t)(0x3000 + k);
+  kbd_bf16 *d_in = (kbd_bf16 *)dev_alloc(sizeof h_in), *d_out = (kbd_bf16 *)dev_alloc(sizeof h_out);
+  assert_true(kbd_ok(kbd_copy_to_device(d_in, h_in, sizeof h_in)));
+  assert_true(kbd_ok(kbd_memset_device(d_out, 0, sizeof h_out)));
+  tma_mv_params p;
+  memset(&p, 0, sizeof p);
+  kbd_tensor_map_desc d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, d_in, 64, 64, 128, 64, 64, KBD_TMAP_SWIZZLE_128B);
+  assert_true(kbd_ok(kbd_tensor_map_encode(&p.map, &d)));
+  p.out = d_out;
+  MT_ASSERT_OK(tma_mv_kernel(kbd_cfg_1d(1), p));
+  assert_true(kbd_ok(kbd_copy_to_host(h_out, d_out, sizeof h_out)));
+  for (int k = 0; k < 64 * 64; ++k)
+    if (h_out[k].bits != h_in[k].bits) fail_msg("element (%d, %d) = 0x%x, want 0x%x", k / 64, k % 64, h_out[k].bits, h_in[k].bits);
+  /* default schedule: warp 0 issues and waits (the data lands), then warp 1 reads without waiting */
+  p.mode = 1;
+  kbd_status st = tma_mv_kernel(kbd_cfg_1d(1), p);
+  MT_ASSERT_CODE(st, KBD_ERR_RACE);
+  MT_ASSERT_AT(st, MT_LINE(tma_line));
+  MT_ASSERT_HAS(st, "warp 1 reads it here (kbd_stile_load_at)");
+  MT_ASSERT_HAS(st, "an asynchronous copy (TMA) issued by warp 0");
+  /* other schedules: before the issue (never written), in flight (pending) or landed: never clean */
+  for (long seed = 1; seed < 8; ++seed) {
+    mt_env(1, seed);
+    st = tma_mv_kernel(kbd_cfg_1d(1), p);
+    if (st.code != KBD_ERR_RACE && st.code != KBD_ERR_POISON) fail_msg("seed %ld: %s", seed, st.msg);
+    MT_ASSERT_AT(st, MT_LINE(tma_line));
+    MT_ASSERT_HAS(st, "kbd_stile_load_at");
+  }
+  mt_env(1, 0);
+  assert_true(kbd_ok(kbd_free(d_in)) && kbd_ok(kbd_free(d_out)));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       MT_TEST(test_ldsm_eligibility),   MT_TEST(test_ldsm_plan_matches_ptx), MT_TEST(test_roundtrip_f32),
       MT_TEST(test_roundtrip_bf16),     MT_TEST(test_roundtrip_e4m3),        MT_TEST(test_transposed_f32),
       MT_TEST(test_transposed_bf16),    MT_TEST(test_transposed_e4m3),       MT_TEST(test_windows),
       MT_TEST(test_window_out_of_bounds), MT_TEST(test_never_written),       MT_TEST(test_store_race),
+      MT_TEST(test_after_tma),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
