@@ -23,30 +23,33 @@
 
 #if KBD_MODE_CPU
 
-/* cp.async.bulk global -> shared, completing `bytes` on bar. */
-static inline void kbd_hw_bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar, KBD_SITE_PARAMS) {
-  kbd_cpu_warp *w = kbd_cpu_self();
-  kbd_cpu_cta *cta = w->cta;
-  kbd_cpu_mbar_single(w, "kbd_bulk_load", KBD_SITE_ARGS);
-  if (bytes == 0 || bytes % 16 || (uintptr_t)dst % 16 || (uintptr_t)src % 16)
+/* The size and address rules of a non-tensor bulk copy (cp.async.bulk): multiples of 16, size non-zero. */
+static inline void kbd_cpu_bulk_rules(uint32_t bytes, const void *smem, const void *gmem, const char *what,
+                                      KBD_SITE_PARAMS) {
+  if (bytes == 0 || bytes % 16 || (uintptr_t)smem % 16 || (uintptr_t)gmem % 16)
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                  "kbd_bulk_load: size (%u bytes), shared destination (%p) and global source (%p) must all be "
-                  "multiples of 16 (cp.async.bulk), the size non-zero",
-                  bytes, dst, src);
-  const size_t off = kbd_cpu_check_smem(dst, bytes, KBD_SITE_ARGS, "kbd_bulk_load destination");
-  kbd_cpu_global_access(src, bytes, KBD_CPU_G_READ, KBD_SITE_ARGS, "kbd_bulk_load source");
-  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_bulk_load", KBD_SITE_ARGS);
+                  "%s: size (%u bytes), shared address (%p) and global address (%p) must all be multiples of 16 "
+                  "(cp.async.bulk), the size non-zero",
+                  what, bytes, smem, gmem);
+}
+
+/* Records a copy into shared [off, off + bytes) that completes on m: the bytes become pending writes of the
+ * issuing warp's async proxy now, and land (memcpy from src, or `land`) when a warp waits on m. */
+static inline void kbd_cpu_copy_issue(kbd_cpu_warp *w, kbd_cpu_mbar *m, size_t off, uint32_t bytes, const void *src,
+                                      kbd_cpu_land_fn land, const int32_t *coord, const char *what, KBD_SITE_PARAMS) {
+  kbd_cpu_cta *cta = w->cta;
   if (cta->ncopies == KBD_CPU_MAX_COPIES)
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
                   "more than %d asynchronous copies in flight in one block (CPU machine limit): wait on their "
                   "mbarriers",
                   KBD_CPU_MAX_COPIES);
-  const kbd_cpu_elem el = {-1, -1, 1};
-  kbd_cpu_shadow_write(w, off, bytes, KBD_CPU_SH_ASYNC | KBD_CPU_SH_PENDING, "kbd_bulk_load", el, KBD_SITE_ARGS);
+  kbd_cpu_shadow_write(w, off, bytes, KBD_CPU_SH_ASYNC | KBD_CPU_SH_PENDING, what, kbd_cpu_no_elem(), KBD_SITE_ARGS);
   kbd_cpu_copy *c = &cta->copies[cta->ncopies++];
   c->off = off;
   c->src = src;
-  c->land = NULL;
+  c->land = land;
+  for (int i = 0; i < 5; ++i)
+    c->coord[i] = coord ? coord[i] : 0;
   c->bytes = bytes;
   c->mbar = (int)(m - cta->mbars);
   c->issuer = w->id;
@@ -55,6 +58,17 @@ static inline void kbd_hw_bulk_load(void *dst, const void *src, uint32_t bytes, 
   c->line = kbd_line_;
   kbd_cpu_tick(w);
   if (m->waiters) kbd_cpu_copies_deliver(cta, m); /* someone already waits for it */
+}
+
+/* cp.async.bulk global -> shared, completing `bytes` on bar. */
+static inline void kbd_hw_bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mbar_single(w, "kbd_bulk_load", KBD_SITE_ARGS);
+  kbd_cpu_bulk_rules(bytes, dst, src, "kbd_bulk_load", KBD_SITE_ARGS);
+  const size_t off = kbd_cpu_check_smem(dst, bytes, KBD_SITE_ARGS, "kbd_bulk_load destination");
+  kbd_cpu_global_access(src, bytes, KBD_CPU_G_READ, KBD_SITE_ARGS, "kbd_bulk_load source");
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_bulk_load", KBD_SITE_ARGS);
+  kbd_cpu_copy_issue(w, m, off, bytes, src, NULL, NULL, "kbd_bulk_load", KBD_SITE_ARGS);
 }
 
 /* ---- tensor copies (cp.async.bulk.tensor): the box image ------------------------------------------------
@@ -201,7 +215,6 @@ static inline void kbd_hw_tma_load(void *dst, uint32_t line_bytes, uint32_t line
                                    const kbd_tensor_map *map, uint64_t *bar, int rank, int32_t c0, int32_t c1,
                                    int32_t c2, int32_t c3, int32_t c4, KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
-  kbd_cpu_cta *cta = w->cta;
   kbd_cpu_mbar_single(w, "kbd_tma_load", KBD_SITE_ARGS);
   const kbd_tensor_map_desc *d = kbd_cpu_tma_map(map, line_bytes, lines, swizzle, rank, "kbd_tma_load", KBD_SITE_ARGS);
   const uint32_t bytes = line_bytes * lines;
@@ -214,26 +227,7 @@ static inline void kbd_hw_tma_load(void *dst, uint32_t line_bytes, uint32_t line
   const int32_t c[5] = {c0, c1, c2, c3, c4};
   kbd_cpu_box_global(d, c, KBD_CPU_G_READ, "kbd_tma_load source", KBD_SITE_ARGS);
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_tma_load", KBD_SITE_ARGS);
-  if (cta->ncopies == KBD_CPU_MAX_COPIES)
-    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                  "more than %d asynchronous copies in flight in one block (CPU machine limit): wait on their "
-                  "mbarriers",
-                  KBD_CPU_MAX_COPIES);
-  kbd_cpu_shadow_write(w, off, bytes, KBD_CPU_SH_ASYNC | KBD_CPU_SH_PENDING, "kbd_tma_load", kbd_cpu_no_elem(),
-                       KBD_SITE_ARGS);
-  kbd_cpu_copy *cp = &cta->copies[cta->ncopies++];
-  cp->off = off;
-  cp->src = map;
-  cp->land = kbd_cpu_tma_land;
-  memcpy(cp->coord, c, sizeof c);
-  cp->bytes = bytes;
-  cp->mbar = (int)(m - cta->mbars);
-  cp->issuer = w->id;
-  cp->clk = w->clk[w->id];
-  cp->file = kbd_file_;
-  cp->line = kbd_line_;
-  kbd_cpu_tick(w);
-  if (m->waiters) kbd_cpu_copies_deliver(cta, m);
+  kbd_cpu_copy_issue(w, m, off, bytes, map, kbd_cpu_tma_land, c, "kbd_tma_load", KBD_SITE_ARGS);
 }
 
 /* ---- stores and reductions out of shared memory (bulk async-groups) ---------------------------------------
@@ -372,11 +366,7 @@ static inline void kbd_hw_tma_store(const void *src, uint32_t line_bytes, uint32
 static inline void kbd_hw_bulk_store(void *dst, const void *src, uint32_t bytes, KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
   kbd_cpu_mbar_single(w, "kbd_bulk_store", KBD_SITE_ARGS);
-  if (bytes == 0 || bytes % 16 || (uintptr_t)dst % 16 || (uintptr_t)src % 16)
-    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                  "kbd_bulk_store: size (%u bytes), global destination (%p) and shared source (%p) must all be "
-                  "multiples of 16 (cp.async.bulk), the size non-zero",
-                  bytes, dst, src);
+  kbd_cpu_bulk_rules(bytes, src, dst, "kbd_bulk_store", KBD_SITE_ARGS);
   const size_t off = kbd_cpu_check_smem(src, bytes, KBD_SITE_ARGS, "kbd_bulk_store source");
   kbd_cpu_global_access(dst, bytes, KBD_CPU_G_WRITE, KBD_SITE_ARGS, "kbd_bulk_store destination");
   kbd_cpu_store_issue(w, off, bytes, dst, NULL, KBD_CPU_ST_BULK, KBD_SITE_ARGS);
