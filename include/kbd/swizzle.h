@@ -225,9 +225,11 @@ KBD_HD const char *kbd_smem_shape_check(const kbd_smem_shape *s) {
  * Then the mode's swizzle is applied to the whole offset. */
 
 KBD_HD int kbd_smem_tile_bytes(const kbd_smem_shape *s) { return s->rows * s->cols * s->esize; }
+/* Block width in bytes as a constant expression (the TMA box line of a tile: kbd/tma.h). */
+#define KBD_SMEM_BLOCK_BYTES(esize, rows, cols, swz, major)                                                            \
+  (KBD_SWIZZLED(swz) ? KBD_SWIZZLE_SPAN(swz) : (int)KBD_SMEM_INNER_BYTES(esize, rows, cols, major))
 KBD_HD int kbd_smem_block_bytes(const kbd_smem_shape *s) {
-  return KBD_SWIZZLED(s->swizzle) ? KBD_SWIZZLE_SPAN(s->swizzle)
-                                  : (int)KBD_SMEM_INNER_BYTES(s->esize, s->rows, s->cols, s->major);
+  return KBD_SMEM_BLOCK_BYTES(s->esize, s->rows, s->cols, s->swizzle, s->major);
 }
 KBD_HD int kbd_smem_block_stride(const kbd_smem_shape *s) {
   return KBD_SMEM_OUTER(s->rows, s->cols, s->major) * kbd_smem_block_bytes(s);

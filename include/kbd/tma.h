@@ -53,16 +53,13 @@
 
 /* Geometry of the boxes that make a shared tile (constant expressions). */
 #define KBD_TMA_LINE_BYTES(t)                                                                                          \
-  ((uint32_t)kbd_smem_block_bytes_c(KBD_STILE_SWIZZLE(t), KBD_ESIZE(t), KBD__STILE_INNER(t)))
+  ((uint32_t)KBD_SMEM_BLOCK_BYTES(KBD_ESIZE(t), KBD_ROWS(t), KBD_COLS(t), KBD_STILE_SWIZZLE(t), KBD_STILE_MAJOR(t)))
 #define KBD__STILE_INNER(t) (KBD_STILE_MAJOR(t) == KBD_SMEM_MN_MAJOR ? KBD_ROWS(t) : KBD_COLS(t))
 #define KBD__STILE_OUTER(t) (KBD_STILE_MAJOR(t) == KBD_SMEM_MN_MAJOR ? KBD_COLS(t) : KBD_ROWS(t))
 #define KBD_TMA_LINES(t) ((uint32_t)KBD__STILE_OUTER(t))
 #define KBD_TMA_BOXES(t) ((int)(KBD__STILE_INNER(t) * KBD_ESIZE(t) / KBD_TMA_LINE_BYTES(t)))
 /* box_dims[0] (elements) of the map a tile is loaded with; box_dims[1] (2D) is KBD_TMA_LINES(t). */
 #define KBD_TMA_BOX_INNER(t) ((uint32_t)(KBD_TMA_LINE_BYTES(t) / KBD_ESIZE(t)))
-KBD_HD int kbd_smem_block_bytes_c(int swz, int esize, int inner) {
-  return KBD_SWIZZLED(swz) ? KBD_SWIZZLE_SPAN(swz) : esize * inner;
-}
 
 #if KBD_MODE_CPU || KBD_MODE_CUDA
 #include "hw.h"
@@ -75,10 +72,10 @@ KBD_HD int kbd_smem_block_bytes_c(int swz, int esize, int inner) {
 
 #define KBD__TMA_RANK_RULE "kbd: a TMA call takes 1 to 5 coordinates (the tensor map's rank)"
 
-/* Per block b of the tile: one box at x + b * box_dims[0]. */
-KBD_DEV void kbd_tma_load_(char *dst, uint32_t line_bytes, uint32_t lines, int swz, int boxes, uint32_t box0,
-                           const kbd_tensor_map *map, uint64_t *bar, int rank, int32_t c0, int32_t c1, int32_t c2,
-                           int32_t c3, int32_t c4, KBD_SITE_PARAMS) {
+    /* Per block b of the tile: one box at x + b * box_dims[0]. */
+    KBD_DEV void kbd_tma_load_(char *dst, uint32_t line_bytes, uint32_t lines, int swz, int boxes, uint32_t box0,
+                               const kbd_tensor_map *map, uint64_t *bar, int rank, int32_t c0, int32_t c1, int32_t c2,
+                               int32_t c3, int32_t c4, KBD_SITE_PARAMS) {
   for (int b = 0; b < boxes; ++b)
     kbd_hw_tma_load(dst + (size_t)b * line_bytes * lines, line_bytes, lines, swz, map, bar, rank,
                     c0 + (int32_t)(b * box0), c1, c2, c3, c4, KBD_SITE_ARGS);
