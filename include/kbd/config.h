@@ -113,5 +113,8 @@
 /* Without cudaFuncSetAttribute a kernel may only use 48 KiB of dynamic shared memory. */
 #define KBD_DEFAULT_SMEM_BYTES (48u * 1024u)
 #define KBD_NUM_NAMED_BARRIERS 16
+/* CTAs per thread-block cluster: 8 portably, 16 with the non-portable attribute (H100, B200). */
+#define KBD_MAX_CLUSTER_CTAS 8
+#define KBD_MAX_CLUSTER_CTAS_NONPORTABLE 16
 
 #endif /* KBD_CONFIG_H */

@@ -91,8 +91,9 @@ static inline void kbd_cpu_mbar_check(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
   if (m->pending != 0 || m->tx != 0) return;
   m->phase++;
   m->pending = m->expected;
-  memcpy(m->done, m->clk, sizeof m->done);
-  memset(m->clk, 0, sizeof m->clk);
+  const size_t n = (size_t)kbd_cpu_nclk(cta->G) * sizeof m->clk[0];
+  memcpy(m->done, m->clk, n);
+  memset(m->clk, 0, n);
   for (int i = 0; i < cta->nwarps; ++i)
     if (m->waiters & (1u << i)) kbd_cpu_wake(&cta->warps[i]);
   m->waiters = 0;
@@ -120,8 +121,7 @@ static inline void kbd_cpu_mbar_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int c
                         "for one arrival per warp)"
                       : "");
   /* Release: the phase carries what this warp did so far to the warps that wait for it. */
-  for (int u = 0; u < w->cta->nwarps; ++u)
-    if (w->clk[u] > m->clk[u]) m->clk[u] = w->clk[u];
+  kbd_cpu_release_into(m->clk, w);
   kbd_cpu_tick(w);
   m->pending -= count;
 }
@@ -226,7 +226,9 @@ static inline void kbd_cpu_copies_deliver(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
       c.land(cta, &c);
     else
       memcpy(cta->smem + c.off, c.src, c.bytes);
-    memset(sh->winfo + c.off, (int)((unsigned)c.issuer | KBD_CPU_SH_ASYNC), c.bytes);
+    const uint16_t info = (uint16_t)((unsigned)c.issuer | KBD_CPU_SH_ASYNC);
+    for (size_t b = c.off; b < c.off + c.bytes; ++b)
+      sh->winfo[b] = info;
     if (c.clk > m->clk[c.issuer]) m->clk[c.issuer] = c.clk;
     m->tx -= (int32_t)c.bytes;
     kbd_cpu_mbar_check(cta, m);

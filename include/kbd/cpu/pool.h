@@ -14,9 +14,7 @@
 /* Cross-block deadlock: every live worker has only stalled blocks and nothing moved for a while. */
 static inline void kbd_cpu_cross_deadlock(kbd_cpu_group **act, int nact) {
   for (int a = 0; a < nact; ++a)
-    for (int s = 0; s < act[a]->nctas; ++s)
-      kbd_cpu_deadlock(act[a]->ctas[s], "cross-block deadlock: every running block polls memory that no running block "
-                                        "changes");
+    kbd_cpu_deadlock(act[a], "cross-block deadlock: every running block polls memory that no running block changes");
 }
 
 /* One host thread: takes blocks in increasing order and runs them. A block that stalls waiting for
@@ -52,11 +50,12 @@ static inline void *kbd_cpu_worker(void *arg) {
       spare = G;
     }
     if (!drained && (nact == 0 || all_stalled) && nact < KBD_CPU_MAX_RESIDENT) {
+      /* The next cluster (the next block without clusters); its lowest block is at least its index. */
       unsigned long long b = __atomic_fetch_add(&L->next, 1ull, __ATOMIC_RELAXED);
-      if (b >= L->nblocks || b > __atomic_load_n(&L->fail_block, __ATOMIC_ACQUIRE)) {
+      if (b >= L->nclusters || b > __atomic_load_n(&L->fail_block, __ATOMIC_ACQUIRE)) {
         drained = 1;
       } else {
-        kbd_cpu_group *G = spare ? spare : kbd_cpu_group_new(L, 1);
+        kbd_cpu_group *G = spare ? spare : kbd_cpu_group_new(L, L->csize);
         spare = NULL;
         if (!G) {
           oom = 1;
@@ -212,6 +211,12 @@ static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int th
   L.params = params;
   L.name = name;
   L.nblocks = (unsigned long long)cfg->grid.x * cfg->grid.y * cfg->grid.z;
+  const kbd_dim3 cl = kbd_cluster_dims(cfg);
+  L.ccx = cl.x;
+  L.ccy = cl.y;
+  L.ccz = cl.z;
+  L.csize = (int)(cl.x * cl.y * cl.z);
+  L.nclusters = L.nblocks / (unsigned long long)L.csize;
   L.fail_block = ~0ull;
   L.status = kbd_status_ok();
   L.seed = (uint64_t)kbd_cpu_env_long("KBD_CPU_SEED", 0);
@@ -221,7 +226,7 @@ static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int th
   L.race_check = kbd_cpu_env_long("KBD_CPU_RACECHECK", 1) != 0;
   pthread_mutex_init(&L.mu, NULL);
   unsigned long long nw = (unsigned long long)kbd_cpu_host_threads();
-  if (nw > L.nblocks) nw = L.nblocks;
+  if (nw > L.nclusters) nw = L.nclusters;
   L.live_workers = (int)nw;
   if (nw <= 1) {
     L.live_workers = 1;

@@ -107,11 +107,19 @@ static inline size_t kbd_cpu_describe(const kbd_cpu_cta *cta, char *text, size_t
   return n < cap ? n : cap;
 }
 
-static inline void kbd_cpu_deadlock(kbd_cpu_cta *cta, const char *why) {
+/* A deadlock of group G: every CTA's unfinished warps; in a cluster, CTA by CTA. Recorded at the group's
+ * lowest block. */
+static inline void kbd_cpu_deadlock(kbd_cpu_group *G, const char *why) {
   char text[KBD_STATUS_MSG_LEN];
   size_t n = (size_t)snprintf(text, sizeof text, "deadlock: %s", why);
-  kbd_cpu_describe(cta, text, n, sizeof text);
-  kbd_cpu_record(cta, KBD_ERR_DEADLOCK, text);
+  for (int s = 0; s < G->nctas && n < sizeof text; ++s) {
+    const kbd_cpu_cta *cta = G->ctas[s];
+    if (G->nctas > 1)
+      n += (size_t)snprintf(text + n, sizeof text - n, "\n  cluster CTA %d (block %u,%u,%u):", s, cta->bx, cta->by,
+                            cta->bz);
+    if (n < sizeof text) n = kbd_cpu_describe(cta, text, n, sizeof text);
+  }
+  kbd_cpu_record(G->ctas[0], KBD_ERR_DEADLOCK, text);
 }
 
 #endif /* KBD_MODE_CPU */

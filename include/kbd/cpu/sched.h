@@ -73,15 +73,16 @@ static inline void kbd_cpu_poison(unsigned char *p, size_t off, size_t bytes) {
     p[i] = (i & 1) ? 0x7F : 0xBF;
 }
 
-static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigned long long b, int slot) {
+static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigned bx, unsigned by, unsigned bz,
+                                     int slot) {
   kbd_cpu_launch *L = G->L;
-  const unsigned gx = L->cfg.grid.x, gy = L->cfg.grid.y;
   cta->G = G;
   cta->L = L;
-  cta->linear = b;
-  cta->bx = (unsigned)(b % gx);
-  cta->by = (unsigned)((b / gx) % gy);
-  cta->bz = (unsigned)(b / ((unsigned long long)gx * gy));
+  cta->rank = slot;
+  cta->bx = bx;
+  cta->by = by;
+  cta->bz = bz;
+  cta->linear = (unsigned long long)bx + (unsigned long long)L->cfg.grid.x * (by + (unsigned long long)L->cfg.grid.y * bz);
   cta->nwarps = L->threads / KBD_WARP_SIZE;
   cta->dyn_bytes = L->cfg.smem_bytes;
   cta->smem_top = L->cfg.smem_bytes;
@@ -90,39 +91,57 @@ static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigne
   cta->nmbars = 0;
   cta->ncopies = 0;
   cta->nstores = 0;
-  if (!kbd_cpu_shadow_start(cta)) {
-    fprintf(stderr, "kbd: out of host memory for the shared-memory shadow\n");
-    abort();
-  }
   kbd_cpu_poison(cta->smem, 0, cta->dyn_bytes);
   for (int i = 0; i < cta->nwarps; ++i) {
     kbd_cpu_warp *w = &cta->warps[i];
     w->cta = cta;
     w->id = i;
+    w->gid = slot * KBD_CPU_MAX_WARPS + i;
     w->state = KBD_CPU_W_READY;
     w->spinning = 0;
     w->wait_kind = KBD_CPU_WAIT_NONE;
     w->wait_bar = -1;
     w->lanes_depth = w->elect_depth = 0;
     w->bulk_groups = 0;
+    w->cl_arrived = 0;
+    w->cl_phase = 0;
     memset(w->sites, 0, sizeof w->sites);
     const size_t k = (size_t)slot * KBD_CPU_MAX_WARPS + (size_t)i;
     kbd_fiber_init(&w->fiber, kbd_stack_pool_get(&G->stacks, k), G->stacks.each, kbd_cpu_warp_main, w);
   }
 }
 
-/* Start the group whose first block is b (one CTA per group until clusters). */
-static inline void kbd_cpu_group_start(kbd_cpu_group *G, unsigned long long b) {
-  G->first = b;
+/* Start the group of cluster k (linear over the grid of clusters, x fastest): its CTA of cluster rank r
+ * (%cluster_ctarank = x + y * cx + z * cx * cy inside the cluster) is slot r. Without clusters a group is
+ * one CTA and k its block. G->first is the lowest block index of the group (its rank 0), which grows with k,
+ * so "groups in increasing order" is also "lowest blocks first" for the report of the lowest failing block. */
+static inline void kbd_cpu_group_start(kbd_cpu_group *G, unsigned long long k) {
+  const kbd_cpu_launch *L = G->L;
+  const unsigned ncx = L->cfg.grid.x / L->ccx, ncy = L->cfg.grid.y / L->ccy;
+  G->cx = (unsigned)(k % ncx);
+  G->cy = (unsigned)((k / ncx) % ncy);
+  G->cz = (unsigned)(k / ((unsigned long long)ncx * ncy));
   G->last = -1;
   G->failed = 0;
   G->spins = 0;
-  G->rng = G->L->seed * 0x2545F4914F6CDD1Dull + b;
+  G->rng = G->L->seed * 0x2545F4914F6CDD1Dull + k;
   G->nwarps = 0;
+  G->cl_phase = 0;
+  G->cl_arrived = 0;
+  G->cl_file = NULL;
+  G->cl_line = 0;
   for (int s = 0; s < G->nctas; ++s) {
-    kbd_cpu_cta_start(G, G->ctas[s], b + (unsigned long long)s, s);
+    const unsigned rx = (unsigned)s % L->ccx, ry = ((unsigned)s / L->ccx) % L->ccy, rz = (unsigned)s / (L->ccx * L->ccy);
+    kbd_cpu_cta_start(G, G->ctas[s], G->cx * L->ccx + rx, G->cy * L->ccy + ry, G->cz * L->ccz + rz, s);
     G->nwarps += G->ctas[s]->nwarps;
   }
+  G->first = G->ctas[0]->linear;
+  if (!kbd_cpu_shadow_start(G)) {
+    fprintf(stderr, "kbd: out of host memory for the shared-memory shadow\n");
+    abort();
+  }
+  memset(G->cl_clk, 0, sizeof G->cl_clk);
+  memset(G->cl_done, 0, sizeof G->cl_done);
 }
 
 enum { KBD_CPU_GROUP_DONE = 0, KBD_CPU_GROUP_FAILED = 1, KBD_CPU_GROUP_STALLED = 2 };
@@ -137,7 +156,9 @@ static inline int kbd_cpu_group_step(kbd_cpu_group *G) {
       for (int s = 0; s < G->nctas; ++s)
         for (int k = 0; k < G->ctas[s]->nwarps; ++k)
           if (G->ctas[s]->warps[k].state != KBD_CPU_W_DONE) {
-            kbd_cpu_deadlock(G->ctas[s], "every live warp of the block waits, and nothing it waits for can happen");
+            kbd_cpu_deadlock(G, G->nctas > 1 ? "every live warp of the cluster waits, and nothing it waits for can "
+                                               "happen"
+                                             : "every live warp of the block waits, and nothing it waits for can happen");
             return KBD_CPU_GROUP_FAILED;
           }
       return KBD_CPU_GROUP_DONE;

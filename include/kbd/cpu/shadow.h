@@ -7,8 +7,8 @@
  * poison value can be mistaken for "never written"), and a read of a byte nothing wrote fails whatever
  * the bytes hold.
  *
- * Race checking is happens-before, not schedule luck. Each warp carries a vector clock over the CTA's
- * warps: its own entry counts its release operations (barrier arrivals, later mbarrier arrivals and
+ * Race checking is happens-before, not schedule luck. Each warp carries a vector clock over the warps of
+ * its group (the CTAs of one cluster; one CTA without clusters): its own entry counts its release operations (barrier arrivals, later mbarrier arrivals and
  * commits); clk[u] is the latest clock of warp u whose earlier accesses are ordered before this warp's
  * current point. A barrier instance joins the clocks of the warps that arrive (release) and hands the
  * join to the warps that wait on it (acquire). Two accesses to one byte, at least one a write, by warps
@@ -20,7 +20,10 @@
  * Reads since the last write are a warp bitmask plus, per warp, the clock and site of its last read of the
  * byte, so read-shared data costs nothing extra however many warps read it.
  *
- * Stamps are never reset between CTAs: a CTA starts its clocks past every stamp its shadow holds, so a
+ * Distributed shared memory: a warp of another CTA of the cluster reads and writes this CTA's shadow with
+ * its group index, so the same checks order it; its reads are kept as "the last remote read" of a byte.
+ *
+ * Stamps are never reset between CTAs: a group starts its clocks past every stamp its shadows hold, so a
  * stamp below `base` is "from an earlier CTA" = never written here. Cost: no per-CTA clearing at all;
  * the shadow is one lazily-touched mapping per cached CTA. Within a warp's 32 lanes nothing is checked:
  * the lanes of one warp instruction are ordered by the instruction itself.
@@ -36,10 +39,10 @@
  * are out of line. */
 #define KBD_CPU_HOT __attribute__((always_inline))
 
-/* winfo bits: the writer warp in bits 0-4, then */
-#define KBD_CPU_SH_ASYNC 0x20u   /* written by the async proxy (TMA); generic reads need the completion */
-#define KBD_CPU_SH_PENDING 0x40u /* an asynchronous write has not completed yet: reading it is a bug */
-#define KBD_CPU_SH_WARP 0x1fu
+/* winfo bits: the writer warp's group index (kbd_cpu_warp.gid) in bits 0-8, then */
+#define KBD_CPU_SH_ASYNC 0x200u   /* written by the async proxy (TMA); generic reads need the completion */
+#define KBD_CPU_SH_PENDING 0x400u /* an asynchronous write has not completed yet: reading it is a bug */
+#define KBD_CPU_SH_WARP 0x1ffu
 
 /* ---- call sites ---------------------------------------------------------------------------------------- */
 
@@ -93,29 +96,32 @@ static inline kbd_cpu_site kbd_cpu_site_of(uint16_t id) {
 
 /* ---- the shadow mapping --------------------------------------------------------------------------------- */
 
-/* wclk, rmask: 4 B; wsite: 2 B; winfo: 1 B; per warp rclk 4 B + rsite 2 B: 46 MB for 227 KiB. calloc of
- * that size is fresh zero pages from the kernel, so only the pages a kernel's accesses touch cost memory. */
+/* wclk, rmask, rrclk: 4 B; wsite, winfo, rrwho, rrsite: 2 B; per warp rclk 4 B + rsite 2 B: 47 MB for 227 KiB.
+ * calloc of that size is fresh zero pages from the kernel, so only the pages a kernel's accesses touch cost
+ * memory. */
 static inline int kbd_cpu_shadow_map(kbd_cpu_shadow *sh) {
   const size_t B = KBD_MAX_SMEM_BYTES;
-  const size_t bytes = B * (4 + 4 + 2 + 1) + (size_t)KBD_CPU_MAX_WARPS * B * (4 + 2);
+  const size_t bytes = B * (4 + 4 + 4 + 2 + 2 + 2 + 2) + (size_t)KBD_CPU_MAX_WARPS * B * (4 + 2);
   void *m = calloc(1, bytes);
   if (!m) return 0;
   char *p = (char *)m;
   sh->map = m;
   sh->wclk = (uint32_t *)(void *)p, p += 4 * B;
   sh->rmask = (uint32_t *)(void *)p, p += 4 * B;
+  sh->rrclk = (uint32_t *)(void *)p, p += 4 * B;
   for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
     sh->rclk[u] = (uint32_t *)(void *)p, p += 4 * B;
   sh->wsite = (uint16_t *)(void *)p, p += 2 * B;
+  sh->winfo = (uint16_t *)(void *)p, p += 2 * B;
+  sh->rrwho = (uint16_t *)(void *)p, p += 2 * B;
+  sh->rrsite = (uint16_t *)(void *)p, p += 2 * B;
   for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
     sh->rsite[u] = (uint16_t *)(void *)p, p += 2 * B;
-  sh->winfo = (uint8_t *)(void *)p;
   return 1;
 }
 
 static inline int kbd_cpu_shadow_init(kbd_cpu_shadow *sh) {
   sh->base = 1;
-  sh->top = 1;
   return kbd_cpu_shadow_map(sh);
 }
 
@@ -124,51 +130,87 @@ static inline void kbd_cpu_shadow_free(kbd_cpu_shadow *sh) {
   sh->map = NULL;
 }
 
-/* Start a CTA: every clock starts past all stamps in the shadow. Near the 32-bit end the shadow is
- * replaced by fresh zero pages and stamps restart - once per 2^31 releases. Returns 0 when out of memory. */
-static inline int kbd_cpu_shadow_start(kbd_cpu_cta *cta) {
-  kbd_cpu_shadow *sh = &cta->sh;
-  if (sh->top > 0x7fff0000u) {
-    kbd_cpu_shadow_free(sh);
-    if (!kbd_cpu_shadow_map(sh)) return 0;
-    sh->top = 1;
+/* Entries of the group's vector clocks in use: every warp of every CTA but the unused tail of the last. */
+static inline int kbd_cpu_nclk(const kbd_cpu_group *G) {
+  return (G->nctas - 1) * KBD_CPU_MAX_WARPS + G->ctas[G->nctas - 1]->nwarps;
+}
+
+/* Start a group: every clock starts past all stamps in its CTAs' shadows (one clock space for the cluster,
+ * since a warp's stamps land in peer CTAs' shadows too). Near the 32-bit end the shadows are replaced by
+ * fresh zero pages and stamps restart - once per 2^31 releases. Returns 0 when out of memory. */
+static inline int kbd_cpu_shadow_start(kbd_cpu_group *G) {
+  if (G->top > 0x7fff0000u) {
+    for (int s = 0; s < G->nctas; ++s) {
+      kbd_cpu_shadow_free(&G->ctas[s]->sh);
+      if (!kbd_cpu_shadow_map(&G->ctas[s]->sh)) return 0;
+    }
+    G->top = 0;
   }
-  sh->base = sh->top + 2;
-  sh->top = sh->base;
-  for (int i = 0; i < cta->nwarps; ++i) {
-    kbd_cpu_warp *w = &cta->warps[i];
-    for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
-      w->clk[u] = sh->base - 1; /* nothing of warp u is known yet */
-    w->clk[i] = sh->base;
-    w->fence_clk = sh->base - 1;
+  const uint32_t base = G->top + 2;
+  const int n = kbd_cpu_nclk(G);
+  G->top = base;
+  for (int s = 0; s < G->nctas; ++s) {
+    kbd_cpu_cta *cta = G->ctas[s];
+    cta->sh.base = base;
+    cta->sh.remote_reads = 0;
+    for (int i = 0; i < cta->nwarps; ++i) {
+      kbd_cpu_warp *w = &cta->warps[i];
+      for (int u = 0; u < n; ++u)
+        w->clk[u] = base - 1; /* nothing of warp u is known yet */
+      w->clk[w->gid] = base;
+      w->fence_clk = base - 1;
+    }
   }
   return 1;
 }
 
 /* A release by w (barrier arrival, ...): later accesses of w get a new stamp. */
 static inline void kbd_cpu_tick(kbd_cpu_warp *w) {
-  kbd_cpu_shadow *sh = &w->cta->sh;
-  const uint32_t c = ++w->clk[w->id];
-  if (c > sh->top) sh->top = c;
+  kbd_cpu_group *G = w->cta->G;
+  const uint32_t c = ++w->clk[w->gid];
+  if (c > G->top) G->top = c;
+}
+
+/* dst := max(dst, w's clock): a release of what w did so far into a barrier or phase. */
+static inline void kbd_cpu_release_into(uint32_t *dst, const kbd_cpu_warp *w) {
+  const int n = kbd_cpu_nclk(w->cta->G);
+  for (int u = 0; u < n; ++u)
+    if (w->clk[u] > dst[u]) dst[u] = w->clk[u];
 }
 
 /* w acquires what `src` released: clk_w := max(clk_w, src). */
 static inline void kbd_cpu_acquire(kbd_cpu_warp *w, const uint32_t *src) {
-  for (int u = 0; u < w->cta->nwarps; ++u)
+  const int n = kbd_cpu_nclk(w->cta->G);
+  for (int u = 0; u < n; ++u)
     if (src[u] > w->clk[u]) w->clk[u] = src[u];
+}
+
+/* "warp 3" in a one-CTA group, "warp 3 of cluster CTA 1" in a cluster. */
+static inline const char *kbd_cpu_who(const kbd_cpu_group *G, int gid, char *buf, size_t cap) {
+  if (G->nctas == 1)
+    snprintf(buf, cap, "warp %d", gid % KBD_CPU_MAX_WARPS);
+  else
+    snprintf(buf, cap, "warp %d of cluster CTA %d", gid % KBD_CPU_MAX_WARPS, gid / KBD_CPU_MAX_WARPS);
+  return buf;
 }
 
 /* ---- describing a byte ----------------------------------------------------------------------------------- */
 
-/* "dynamic shared memory, byte 96" or "KBD_SHARED array declared at f.c:12, byte 8" */
+/* "dynamic shared memory, byte 96" or "KBD_SHARED array declared at f.c:12, byte 8"; in a cluster, bytes of
+ * another CTA than the running warp's say whose. */
 static inline int kbd_cpu_smem_where(const kbd_cpu_cta *cta, size_t off, char *buf, size_t cap) {
-  if (off < cta->dyn_bytes) return snprintf(buf, cap, "dynamic shared memory, byte %zu", off);
+  int n = 0;
+  if (cta->G && cta->G->nctas > 1 && (!kbd_cpu_cur || kbd_cpu_cur->cta != cta))
+    n = snprintf(buf, cap, "cluster CTA %d's ", cta->rank);
+  if (n < 0 || (size_t)n >= cap) return n;
+  buf += n, cap -= (size_t)n;
+  if (off < cta->dyn_bytes) return n + snprintf(buf, cap, "dynamic shared memory, byte %zu", off);
   for (int i = 0; i < cta->nstatics; ++i) {
     const kbd_cpu_static *s = &cta->statics[i];
     if (off >= s->off && off < s->off + s->bytes)
-      return snprintf(buf, cap, "shared array declared at %s:%d, byte %zu", s->file, s->line, off - s->off);
+      return n + snprintf(buf, cap, "shared array declared at %s:%d, byte %zu", s->file, s->line, off - s->off);
   }
-  return snprintf(buf, cap, "shared-memory byte %zu", off);
+  return n + snprintf(buf, cap, "shared-memory byte %zu", off);
 }
 
 /* An element description from the caller: "tile element (r, c)" or "" when the access is not a tile's. */
@@ -188,33 +230,37 @@ static inline void kbd_cpu_elem_text(kbd_cpu_elem el, size_t off, size_t b, char
              el.col + (long long)((b - off) / (size_t)(el.esize > 0 ? el.esize : 1)));
 }
 
-KBD_NORETURN static inline void kbd_cpu_race(kbd_cpu_warp *w, const char *kind, const char *what, int w_is_write,
-                                             size_t off, int other, int other_write, uint16_t other_site,
-                                             kbd_cpu_elem el, size_t el_off, const char *file, int line) {
-  char where[192], elem[64] = "";
-  kbd_cpu_smem_where(w->cta, off, where, sizeof where);
+/* `other` is the earlier access's warp (group index). */
+KBD_NORETURN static inline void kbd_cpu_race(const kbd_cpu_cta *cta, kbd_cpu_warp *w, const char *kind,
+                                             const char *what, int w_is_write, size_t off, int other,
+                                             int other_write, uint16_t other_site, kbd_cpu_elem el, size_t el_off,
+                                             const char *file, int line) {
+  char where[192], elem[64] = "", me[48], them[48];
+  kbd_cpu_smem_where(cta, off, where, sizeof where);
   kbd_cpu_elem_text(el, el_off, off, elem, sizeof elem);
   const kbd_cpu_site o = kbd_cpu_site_of(other_site);
   /* An asynchronous copy's bytes carry its issuer and issue site: the reader lacks the mbarrier wait. */
-  const int async = other_write && (w->cta->sh.winfo[off] & KBD_CPU_SH_ASYNC);
+  const int async = other_write && (cta->sh.winfo[off] & KBD_CPU_SH_ASYNC);
   kbd_cpu_fault(KBD_ERR_RACE, file, line,
-                "data race (%s) on %s%s:\n  this access: warp %d %s it here (%s)\n  earlier:     %swarp %d %s it at "
+                "data race (%s) on %s%s:\n  this access: %s %s it here (%s)\n  earlier:     %s%s %s it at "
                 "%s:%d\n  nothing orders the two (%s): the GPU may run them in either order",
-                kind, where, elem, w->id, w_is_write ? "writes" : "reads", what,
-                async ? "an asynchronous copy (TMA) issued by " : "", other, other_write ? "wrote" : "read", o.file,
-                o.line,
+                kind, where, elem, kbd_cpu_who(w->cta->G, w->gid, me, sizeof me), w_is_write ? "writes" : "reads",
+                what, async ? "an asynchronous copy (TMA) issued by " : "",
+                kbd_cpu_who(w->cta->G, other, them, sizeof them), other_write ? "wrote" : "read", o.file, o.line,
                 async ? "the reader did not wait on the copy's mbarrier phase"
-                      : "no barrier, or one the two warps do not both take part in");
+                      : cta->G->nctas > 1 ? "no barrier, or one the two warps do not both take part in; between CTAs "
+                                            "of a cluster: kbd_cluster_sync, or an mbarrier the writer signals"
+                                          : "no barrier, or one the two warps do not both take part in");
 }
 
 /* ---- the checks ------------------------------------------------------------------------------------------- */
 
 /* The slow half of a read check: find the first bad byte of [off, off + n) and report it. */
-KBD_NORETURN static inline void kbd_cpu_shadow_read_fault(kbd_cpu_warp *w, size_t off, size_t n, const char *what,
-                                                          kbd_cpu_elem el, const char *file, int line) {
-  kbd_cpu_cta *cta = w->cta;
+KBD_NORETURN static inline void kbd_cpu_shadow_read_fault(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t off, size_t n,
+                                                          const char *what, kbd_cpu_elem el, const char *file,
+                                                          int line) {
   const kbd_cpu_shadow *sh = &cta->sh;
-  const uint32_t me = (uint32_t)w->id;
+  const uint32_t me = (uint32_t)w->gid;
   char where[192], elem[64];
   for (size_t b = off; b < off + n; ++b) {
     const uint32_t c = sh->wclk[b], info = sh->winfo[b], x = info & KBD_CPU_SH_WARP;
@@ -227,7 +273,7 @@ KBD_NORETURN static inline void kbd_cpu_shadow_read_fault(kbd_cpu_warp *w, size_
                     "%s reads %s%s, which an asynchronous copy is still writing: wait for its completion first", what,
                     where, elem);
     if (cta->L->race_check && x != me && c > w->clk[x])
-      kbd_cpu_race(w, "read after write", what, 0, b, (int)x, 1, sh->wsite[b], el, off, file, line);
+      kbd_cpu_race(cta, w, "read after write", what, 0, b, (int)x, 1, sh->wsite[b], el, off, file, line);
   }
   kbd_cpu_fault(KBD_ERR_KERNEL, file, line, "internal: shadow read check without a culprit");
 }
@@ -240,20 +286,19 @@ static inline int kbd_cpu_uniform(const void *p, size_t n, size_t esize) {
   return n <= 1 || memcmp(p, (const char *)p + esize, (n - 1) * esize) == 0;
 }
 
-/* A read by the running warp of shared bytes [off, off + n) through a kbd primitive. The report is built
- * only on failure. */
-KBD_CPU_HOT static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, size_t n, const char *what,
-                                                   kbd_cpu_elem el, const char *file, int line) {
-  kbd_cpu_cta *cta = w->cta;
+/* A read by warp w of bytes [off, off + n) of cta's shared memory (w's own CTA, or a peer of its cluster)
+ * through a kbd primitive. The report is built only on failure. */
+KBD_CPU_HOT static inline void kbd_cpu_shadow_read_at(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t off, size_t n,
+                                                      const char *what, kbd_cpu_elem el, const char *file, int line) {
   kbd_cpu_shadow *sh = &cta->sh;
-  const uint32_t base = sh->base, me = (uint32_t)w->id;
+  const uint32_t base = sh->base, me = (uint32_t)w->gid;
   const uint32_t *wclk = sh->wclk + off;
-  const uint8_t *winfo = sh->winfo + off;
+  const uint16_t *winfo = sh->winfo + off;
   const int race = cta->L->race_check;
   const uint32_t c0 = wclk[0], i0 = winfo[0], x0 = i0 & KBD_CPU_SH_WARP;
-  if (KBD_LIKELY(kbd_cpu_uniform(wclk, n, 4) && kbd_cpu_uniform(winfo, n, 1))) {
+  if (KBD_LIKELY(kbd_cpu_uniform(wclk, n, 4) && kbd_cpu_uniform(winfo, n, 2))) {
     if (KBD_UNLIKELY(c0 < base || (i0 & KBD_CPU_SH_PENDING) || (race && x0 != me && c0 > w->clk[x0])))
-      kbd_cpu_shadow_read_fault(w, off, n, what, el, file, line);
+      kbd_cpu_shadow_read_fault(cta, w, off, n, what, el, file, line);
   } else {
     uint32_t bad = 0;
     for (size_t b = 0; b < n; ++b) {
@@ -261,18 +306,34 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, 
       bad |= (uint32_t)(c < base) | (info & KBD_CPU_SH_PENDING) |
              ((uint32_t)race & (uint32_t)(x != me) & (uint32_t)(c > w->clk[x]));
     }
-    if (KBD_UNLIKELY(bad)) kbd_cpu_shadow_read_fault(w, off, n, what, el, file, line);
+    if (KBD_UNLIKELY(bad)) kbd_cpu_shadow_read_fault(cta, w, off, n, what, el, file, line);
   }
   if (!race) return;
-  const uint32_t bit = 1u << me, now = w->clk[me];
+  const uint32_t now = w->clk[me];
   const uint16_t site = kbd_cpu_site_id(w, file, line);
-  uint32_t *rmask = sh->rmask + off, *rclk = sh->rclk[me] + off;
-  uint16_t *rsite = sh->rsite[me] + off;
+  if (KBD_UNLIKELY(w->cta != cta)) { /* a peer CTA's warp: the byte's last remote read */
+    sh->remote_reads = 1;
+    for (size_t b = off; b < off + n; ++b) {
+      sh->rrclk[b] = now;
+      sh->rrwho[b] = (uint16_t)me;
+      sh->rrsite[b] = site;
+    }
+    return;
+  }
+  const uint32_t bit = 1u << w->id;
+  uint32_t *rmask = sh->rmask + off, *rclk = sh->rclk[w->id] + off;
+  uint16_t *rsite = sh->rsite[w->id] + off;
   for (size_t b = 0; b < n; ++b) {
     rmask[b] |= bit;
     rclk[b] = now;
     rsite[b] = site;
   }
+}
+
+/* A read by the running warp of its own CTA's shared bytes. */
+KBD_CPU_HOT static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, size_t n, const char *what,
+                                                   kbd_cpu_elem el, const char *file, int line) {
+  kbd_cpu_shadow_read_at(w->cta, w, off, n, what, el, file, line);
 }
 
 /* ---- bulk stores still reading shared memory (kbd/cpu/tma.h) ---------------------------------------------- */
@@ -299,25 +360,28 @@ static inline void kbd_cpu_store_overlap(const kbd_cpu_cta *cta, size_t off, siz
   }
 }
 
-/* A write by the running warp of shared bytes [off, off + n); flags: KBD_CPU_SH_ASYNC / _PENDING. */
-KBD_CPU_HOT static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off, size_t n, unsigned flags,
-                                                    const char *what, kbd_cpu_elem el, const char *file, int line) {
-  kbd_cpu_cta *cta = w->cta;
+/* A write by warp w of bytes [off, off + n) of cta's shared memory (its own CTA's, or a peer's of its cluster);
+ * flags: KBD_CPU_SH_ASYNC / _PENDING. */
+KBD_CPU_HOT static inline void kbd_cpu_shadow_write_at(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t off, size_t n,
+                                                       unsigned flags, const char *what, kbd_cpu_elem el,
+                                                       const char *file, int line) {
   kbd_cpu_shadow *sh = &cta->sh;
-  const uint32_t base = sh->base, me = (uint32_t)w->id, now = w->clk[me];
+  const uint32_t base = sh->base, me = (uint32_t)w->gid, now = w->clk[me];
   uint32_t *wclk = sh->wclk, *rmask = sh->rmask;
-  uint8_t *winfo = sh->winfo;
+  uint16_t *winfo = sh->winfo;
   uint16_t *wsite = sh->wsite;
   const int race = cta->L->race_check;
   const uint16_t site = race ? kbd_cpu_site_id(w, file, line) : 0;
+  /* Readers of this CTA are rmask bits; their clock entries sit at this CTA's rank in the group's clocks. */
+  const int rbase = cta->rank * KBD_CPU_MAX_WARPS;
   if (KBD_UNLIKELY(cta->nstores)) kbd_cpu_store_overlap(cta, off, n, what, file, line);
   if (race) {
     const uint32_t c0 = wclk[off], x0 = winfo[off] & KBD_CPU_SH_WARP;
     uint32_t readers = 0;
-    if (KBD_LIKELY(kbd_cpu_uniform(wclk + off, n, 4) && kbd_cpu_uniform(winfo + off, n, 1))) {
+    if (KBD_LIKELY(kbd_cpu_uniform(wclk + off, n, 4) && kbd_cpu_uniform(winfo + off, n, 2))) {
       if (c0 >= base) {
         if (KBD_UNLIKELY(x0 != me && c0 > w->clk[x0]))
-          kbd_cpu_race(w, "write after write", what, 1, off, (int)x0, 1, wsite[off], el, off, file, line);
+          kbd_cpu_race(cta, w, "write after write", what, 1, off, (int)x0, 1, wsite[off], el, off, file, line);
         readers = rmask[off];
         if (!kbd_cpu_uniform(rmask + off, n, 4))
           for (size_t b = off + 1; b < off + n; ++b)
@@ -328,32 +392,49 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off,
         const uint32_t c = wclk[b], x = winfo[b] & KBD_CPU_SH_WARP;
         if (c < base) continue;
         if (KBD_UNLIKELY(x != me && c > w->clk[x]))
-          kbd_cpu_race(w, "write after write", what, 1, b, (int)x, 1, wsite[b], el, off, file, line);
+          kbd_cpu_race(cta, w, "write after write", what, 1, b, (int)x, 1, wsite[b], el, off, file, line);
         readers |= rmask[b];
       }
     }
-    readers &= ~(1u << me);
+    if (w->cta == cta) readers &= ~(1u << w->id);
     while (readers) { /* other warps read these bytes since their last write: was each read ordered before? */
       const int u = __builtin_ctz(readers);
       readers &= readers - 1;
-      const uint32_t *rclk = sh->rclk[u], seen = w->clk[u];
+      const uint32_t *rclk = sh->rclk[u], seen = w->clk[rbase + u];
       if (kbd_cpu_uniform(rmask + off, n, 4) && kbd_cpu_uniform(rclk + off, n, 4) &&
           kbd_cpu_uniform(wclk + off, n, 4)) {
         if (KBD_UNLIKELY(wclk[off] >= base && rclk[off] > seen))
-          kbd_cpu_race(w, "write after read", what, 1, off, u, 0, sh->rsite[u][off], el, off, file, line);
+          kbd_cpu_race(cta, w, "write after read", what, 1, off, rbase + u, 0, sh->rsite[u][off], el, off, file,
+                       line);
         continue;
       }
       for (size_t b = off; b < off + n; ++b)
         if (KBD_UNLIKELY(wclk[b] >= base && (rmask[b] >> u & 1u) && rclk[b] > seen))
-          kbd_cpu_race(w, "write after read", what, 1, b, u, 0, sh->rsite[u][b], el, off, file, line);
+          kbd_cpu_race(cta, w, "write after read", what, 1, b, rbase + u, 0, sh->rsite[u][b], el, off, file, line);
     }
+    if (KBD_UNLIKELY(sh->remote_reads))
+      for (size_t b = off; b < off + n; ++b) {
+        const uint32_t rc = sh->rrclk[b], who = sh->rrwho[b];
+        if (rc >= base && who != me && rc > w->clk[who])
+          kbd_cpu_race(cta, w, "write after read", what, 1, b, (int)who, 0, sh->rrsite[b], el, off, file, line);
+        sh->rrclk[b] = 0;
+      }
+  } else if (KBD_UNLIKELY(sh->remote_reads)) {
+    memset(sh->rrclk + off, 0, n * sizeof *sh->rrclk);
   }
+  const uint16_t info = (uint16_t)(me | flags);
   for (size_t b = off; b < off + n; ++b) {
     wclk[b] = now;
     wsite[b] = site;
+    winfo[b] = info;
   }
-  memset(winfo + off, (int)(me | flags), n);
   memset(rmask + off, 0, n * sizeof *rmask);
+}
+
+/* A write by the running warp of its own CTA's shared bytes. */
+KBD_CPU_HOT static inline void kbd_cpu_shadow_write(kbd_cpu_warp *w, size_t off, size_t n, unsigned flags,
+                                                    const char *what, kbd_cpu_elem el, const char *file, int line) {
+  kbd_cpu_shadow_write_at(w->cta, w, off, n, flags, what, el, file, line);
 }
 
 /* The async proxy reads [off, off + n) (a TMA store, an MMA operand): generic writes must have been
@@ -364,24 +445,24 @@ static inline void kbd_cpu_shadow_async_read(kbd_cpu_warp *w, size_t off, size_t
   kbd_cpu_shadow *sh = &cta->sh;
   kbd_cpu_shadow_read(w, off, n, what, kbd_cpu_no_elem(), file, line);
   for (size_t b = off; b < off + n; ++b) {
-    const uint32_t info = sh->winfo[b];
+    const uint32_t info = sh->winfo[b], x = info & KBD_CPU_SH_WARP;
     if (info & KBD_CPU_SH_ASYNC) continue;
-    const kbd_cpu_warp *x = &cta->warps[info & KBD_CPU_SH_WARP];
-    if (sh->wclk[b] > x->fence_clk) {
-      char where[192];
+    const kbd_cpu_warp *xw = &cta->G->ctas[x / KBD_CPU_MAX_WARPS]->warps[x % KBD_CPU_MAX_WARPS];
+    if (sh->wclk[b] > xw->fence_clk) {
+      char where[192], who[48];
       kbd_cpu_smem_where(cta, b, where, sizeof where);
       const kbd_cpu_site s = kbd_cpu_site_of(sh->wsite[b]);
       kbd_cpu_fault(KBD_ERR_RACE, file, line,
-                    "%s reads %s through the async proxy, but warp %d wrote it with generic stores at %s:%d and has "
+                    "%s reads %s through the async proxy, but %s wrote it with generic stores at %s:%d and has "
                     "not executed fence.proxy.async since (kbd_fence_proxy_async)",
-                    what, where, x->id, s.file, s.line);
+                    what, where, kbd_cpu_who(cta->G, (int)x, who, sizeof who), s.file, s.line);
     }
   }
 }
 
 /* fence.proxy.async by w: its generic writes so far become visible to the async proxy. */
 static inline void kbd_cpu_shadow_fence_async(kbd_cpu_warp *w) {
-  w->fence_clk = w->clk[w->id];
+  w->fence_clk = w->clk[w->gid];
   kbd_cpu_tick(w);
 }
 

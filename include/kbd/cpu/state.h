@@ -26,7 +26,10 @@
 #include "fiber.h"
 
 #define KBD_CPU_MAX_WARPS (KBD_MAX_BLOCK_THREADS / KBD_WARP_SIZE)
-#define KBD_CPU_MAX_GROUP 1 /* CTAs per scheduling group; clusters raise it */
+/* CTAs per scheduling group: the CTAs of one cluster (16, the non-portable maximum of sm_90/sm_100). */
+#define KBD_CPU_MAX_GROUP 16
+/* Vector clocks span the group: warp w of the CTA of cluster rank r is entry r * KBD_CPU_MAX_WARPS + w. */
+#define KBD_CPU_MAX_GW (KBD_CPU_MAX_WARPS * KBD_CPU_MAX_GROUP)
 #define KBD_CPU_MAX_STATICS 64
 #define KBD_CPU_DEFAULT_STACK (256u * 1024u)
 /* Groups one host thread keeps in flight while earlier ones wait for other blocks. A block only waits for
@@ -57,7 +60,8 @@ typedef int (*kbd_cpu_wait_describe)(const struct kbd_cpu_warp *w, char *buf, si
 typedef struct kbd_cpu_warp {
   kbd_fiber fiber;
   struct kbd_cpu_cta *cta;
-  int id; /* warp index in its CTA */
+  int id;  /* warp index in its CTA */
+  int gid; /* index in the group's vector clocks: rank * KBD_CPU_MAX_WARPS + id */
   int state;
   int wait_kind;
   int wait_bar;                    /* barrier id while waiting on a named barrier */
@@ -78,9 +82,9 @@ typedef struct kbd_cpu_warp {
   int poll_count;
   const char *region_file;
   int region_line;
-  /* Race checker: vector clock over the CTA's warps. clk[id] is this warp's own clock; clk[u] the last
-   * clock of warp u whose earlier accesses are ordered before this warp's current point. */
-  uint32_t clk[KBD_CPU_MAX_WARPS];
+  /* Race checker: vector clock over the group's warps (every CTA of the cluster). clk[gid] is this warp's
+   * own clock; clk[u] the last clock of warp u whose earlier accesses are ordered before this point. */
+  uint32_t clk[KBD_CPU_MAX_GW];
   /* Interned call sites (kbd_cpu_site_id), a small direct-mapped cache by line: a loop alternates between
    * a few sites, and interning takes the process-wide lock. */
   struct {
@@ -91,6 +95,8 @@ typedef struct kbd_cpu_warp {
   uint32_t fence_clk; /* own clock at the last fence.proxy.async (generic writes up to it are visible to
                          the async proxy) */
   int bulk_groups;    /* bulk async-groups committed so far (cp.async.bulk.commit_group) */
+  int cl_arrived;     /* arrived at the cluster barrier's phase cl_phase and not yet waited (kbd/cpu/cluster.h) */
+  uint32_t cl_phase;
 } kbd_cpu_warp;
 
 /* One named barrier (PTX bar/barrier, ids 0..15). Counting is in threads, a warp arrives as 32. */
@@ -102,7 +108,7 @@ typedef struct kbd_cpu_barrier {
   uint32_t members; /* warps that arrived at the instance in flight */
   const char *file; /* where the in-flight instance was first reached */
   int line;
-  uint32_t clk[KBD_CPU_MAX_WARPS]; /* join of the arrivals' vector clocks (release) */
+  uint32_t clk[KBD_CPU_MAX_GW]; /* join of the arrivals' vector clocks (release) */
 } kbd_cpu_barrier;
 
 /* One mbarrier (PTX mbarrier, kbd/cpu/mbar.h): the state the hardware keeps in the 8-byte shared object,
@@ -119,8 +125,8 @@ typedef struct kbd_cpu_mbar {
   int line;
   const char *tx_file; /* the last expect-tx, for a deadlock report */
   int tx_line;
-  uint32_t clk[KBD_CPU_MAX_WARPS];  /* join of the current phase's releasing arrivals */
-  uint32_t done[KBD_CPU_MAX_WARPS]; /* the join of the last completed phase: what a successful wait acquires */
+  uint32_t clk[KBD_CPU_MAX_GW];  /* join of the current phase's releasing arrivals */
+  uint32_t done[KBD_CPU_MAX_GW]; /* the join of the last completed phase: what a successful wait acquires */
 } kbd_cpu_mbar;
 #define KBD_CPU_MAX_MBARS 64
 
@@ -137,7 +143,7 @@ typedef struct kbd_cpu_copy {
   kbd_cpu_land_fn land; /* NULL: memcpy of bytes from src */
   int32_t coord[5];     /* tensor box: its start coordinates */
   int mbar;             /* index in the CTA's mbarrier table of the barrier it completes */
-  int issuer;           /* the issuing warp, and its clock at the issue: the writes' stamp */
+  int issuer;           /* the issuing warp (group index), and its clock at the issue: the writes' stamp */
   uint32_t clk;
   const char *file; /* where it was issued */
   int line;
@@ -169,19 +175,24 @@ typedef struct kbd_cpu_static {
 /* Shadow state of shared memory, one entry per byte, beside the data (kbd/cpu/shadow.h). */
 typedef struct kbd_cpu_shadow {
   uint32_t *wclk;                     /* clock of the last write (< base: never written in this CTA) */
-  uint8_t *winfo;                     /* writer warp (bits 0-4) | KBD_CPU_SH_* flags */
-  uint32_t *rmask;                    /* warps that read since the last write */
+  uint16_t *winfo;                    /* writer warp, group index (bits 0-8) | KBD_CPU_SH_* flags */
+  uint32_t *rmask;                    /* warps of this CTA that read since the last write */
   uint16_t *wsite;                    /* site of the last write (kbd_cpu_site_id), for a race report */
-  uint32_t *rclk[KBD_CPU_MAX_WARPS];  /* per warp: its clock at its last read of the byte */
+  uint32_t *rclk[KBD_CPU_MAX_WARPS];  /* per warp of this CTA: its clock at its last read of the byte */
   uint16_t *rsite[KBD_CPU_MAX_WARPS]; /* ... and the site of that read */
-  void *map;                          /* one allocation holds every array; pages are touched only where used */
-  uint32_t base;                      /* first clock of the running CTA: older stamps belong to earlier CTAs */
-  uint32_t top;                       /* highest clock handed out so far */
+  /* The last read by a warp of ANOTHER CTA of the cluster (distributed shared memory) since the last write:
+   * its clock (0: none), group index and site. Only the latest remote reader is kept (docs/clusters.md). */
+  uint32_t *rrclk;
+  uint16_t *rrwho, *rrsite;
+  int remote_reads; /* some remote read was recorded since the CTA started: writes clear and check rr* */
+  void *map;        /* one allocation holds every array; pages are touched only where used */
+  uint32_t base;    /* first clock of the running group: older stamps belong to earlier CTAs */
 } kbd_cpu_shadow;
 
 typedef struct kbd_cpu_cta {
   struct kbd_cpu_group *G;
   struct kbd_cpu_launch *L;
+  int rank; /* %cluster_ctarank: the CTA's slot in its group */
   unsigned bx, by, bz;
   unsigned long long linear;
   int nwarps;
@@ -210,6 +221,16 @@ typedef struct kbd_cpu_group {
   int failed;
   int spins; /* consecutive spin yields without useful work */
   uint64_t rng;
+  uint32_t top;      /* highest clock handed out in the group's CTAs' shadows */
+  unsigned cx, cy, cz; /* %clusterid of the running cluster */
+  /* The cluster barrier (barrier.cluster, kbd/cpu/cluster.h): warps arrived in the current phase, the join of
+   * their releasing arrivals, and the join of the last completed phase (what a wait acquires). */
+  uint32_t cl_phase;
+  int cl_arrived;
+  const char *cl_file; /* where the phase in flight was first arrived at */
+  int cl_line;
+  uint32_t cl_clk[KBD_CPU_MAX_GW];
+  uint32_t cl_done[KBD_CPU_MAX_GW];
   kbd_fiber sched;
   kbd_stack_pool stacks;
   struct kbd_cpu_group *next; /* free list of recycled groups */
@@ -223,6 +244,9 @@ typedef struct kbd_cpu_launch {
   const void *params;
   const char *name;
   unsigned long long nblocks;
+  unsigned long long nclusters; /* groups: nblocks / cluster size */
+  unsigned ccx, ccy, ccz;       /* cluster shape (1, 1, 1 without clusters) */
+  int csize;                    /* CTAs per cluster */
   unsigned long long next;       /* next block to start (atomic) */
   unsigned long long fail_block; /* lowest failed block, ~0 if none (atomic, guarded by mu) */
   pthread_mutex_t mu;

@@ -52,8 +52,8 @@ static inline void kbd_cpu_copy_issue(kbd_cpu_warp *w, kbd_cpu_mbar *m, size_t o
     c->coord[i] = coord ? coord[i] : 0;
   c->bytes = bytes;
   c->mbar = (int)(m - cta->mbars);
-  c->issuer = w->id;
-  c->clk = w->clk[w->id];
+  c->issuer = w->gid;
+  c->clk = w->clk[w->gid];
   c->file = kbd_file_;
   c->line = kbd_line_;
   kbd_cpu_tick(w);

@@ -128,7 +128,7 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
     b->line = line;
     b->members = 0;
     b->whole = kind;
-    memset(b->clk, 0, sizeof b->clk);
+    memset(b->clk, 0, (size_t)kbd_cpu_nclk(cta->G) * sizeof b->clk[0]);
   } else if (b->expected != nthreads) {
     kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
                   "barrier %d reached with thread count %d while the instance begun at %s:%d counts %d", id, nthreads,
@@ -149,8 +149,7 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
                   id, b->file, b->line);
   }
   /* Release: the barrier carries what this warp did so far to the warps that wait on it. */
-  for (int u = 0; u < cta->nwarps; ++u)
-    if (w->clk[u] > b->clk[u]) b->clk[u] = w->clk[u];
+  kbd_cpu_release_into(b->clk, w);
   b->members |= 1u << w->id;
   b->arrived += KBD_WARP_SIZE;
   kbd_cpu_tick(w);
