@@ -20,6 +20,7 @@
 #define KBD_LANES_HELD 32 /* lanes a fragment array holds: the warp's 32 on the CPU */
 #include "cpu/atom.h"
 #include "cpu/bar.h"
+#include "cpu/cluster.h"
 #include "cpu/lanes.h"
 #include "cpu/launch.h"
 #include "cpu/mbar.h"
@@ -34,6 +35,7 @@
 #define KBD_LANES_HELD 1 /* the thread's own */
 #include "ptx/atom.h"
 #include "ptx/bar.h"
+#include "ptx/cluster.h"
 #include "ptx/lanes.h"
 #include "ptx/launch.h"
 #include "ptx/mbar.h"

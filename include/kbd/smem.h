@@ -75,9 +75,10 @@ KBD_DEV void *kbd_dynamic_smem(void) { return kbd_hw_dynamic_smem(); }
 /* Plain scalar shared accesses the CPU machine checks (bounds of one allocation, never-written bytes,
  * races between warps): *p = v / *p. Raw pointer accesses work the same on the GPU but are invisible to
  * the checks. */
+/* p may also be a peer CTA's shared memory (kbd_cluster_map, kbd/cluster.h): generic ld/st reach it. */
 #define kbd_st_shared(p, v)                                                                                            \
-  (kbd_hw_smem_write((p), sizeof *(p), (int)sizeof *(p), "kbd_st_shared", -1, -1, KBD_SITE), (void)(*(p) = (v)))
-#define kbd_ld_shared(p) (kbd_hw_smem_read((p), sizeof *(p), (int)sizeof *(p), "kbd_ld_shared", -1, -1, KBD_SITE), *(p))
+  (kbd_hw_dsmem_write((p), sizeof *(p), (int)sizeof *(p), "kbd_st_shared", KBD_SITE), (void)(*(p) = (v)))
+#define kbd_ld_shared(p) (kbd_hw_dsmem_read((p), sizeof *(p), (int)sizeof *(p), "kbd_ld_shared", KBD_SITE), *(p))
 #endif
 
 #define KBD_SHARED(type, name, count) KBD_SHARED_ALIGNED(type, name, count, 16)

@@ -12,6 +12,7 @@
 #define KBD_VERSION_MINOR 1
 #define KBD_VERSION_PATCH 0
 
+#include "cluster.h"
 #include "config.h"
 #include "convert.h"
 #include "grid.h"

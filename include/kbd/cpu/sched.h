@@ -82,7 +82,8 @@ static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigne
   cta->bx = bx;
   cta->by = by;
   cta->bz = bz;
-  cta->linear = (unsigned long long)bx + (unsigned long long)L->cfg.grid.x * (by + (unsigned long long)L->cfg.grid.y * bz);
+  cta->linear =
+      (unsigned long long)bx + (unsigned long long)L->cfg.grid.x * (by + (unsigned long long)L->cfg.grid.y * bz);
   cta->nwarps = L->threads / KBD_WARP_SIZE;
   cta->dyn_bytes = L->cfg.smem_bytes;
   cta->smem_top = L->cfg.smem_bytes;
@@ -131,7 +132,8 @@ static inline void kbd_cpu_group_start(kbd_cpu_group *G, unsigned long long k) {
   G->cl_file = NULL;
   G->cl_line = 0;
   for (int s = 0; s < G->nctas; ++s) {
-    const unsigned rx = (unsigned)s % L->ccx, ry = ((unsigned)s / L->ccx) % L->ccy, rz = (unsigned)s / (L->ccx * L->ccy);
+    const unsigned rx = (unsigned)s % L->ccx, ry = ((unsigned)s / L->ccx) % L->ccy,
+                   rz = (unsigned)s / (L->ccx * L->ccy);
     kbd_cpu_cta_start(G, G->ctas[s], G->cx * L->ccx + rx, G->cy * L->ccy + ry, G->cz * L->ccz + rz, s);
     G->nwarps += G->ctas[s]->nwarps;
   }
@@ -156,9 +158,10 @@ static inline int kbd_cpu_group_step(kbd_cpu_group *G) {
       for (int s = 0; s < G->nctas; ++s)
         for (int k = 0; k < G->ctas[s]->nwarps; ++k)
           if (G->ctas[s]->warps[k].state != KBD_CPU_W_DONE) {
-            kbd_cpu_deadlock(G, G->nctas > 1 ? "every live warp of the cluster waits, and nothing it waits for can "
-                                               "happen"
-                                             : "every live warp of the block waits, and nothing it waits for can happen");
+            kbd_cpu_deadlock(G, G->nctas > 1
+                                    ? "every live warp of the cluster waits, and nothing it waits for can "
+                                      "happen"
+                                    : "every live warp of the block waits, and nothing it waits for can happen");
             return KBD_CPU_GROUP_FAILED;
           }
       return KBD_CPU_GROUP_DONE;

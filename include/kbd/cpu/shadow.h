@@ -8,17 +8,16 @@
  * the bytes hold.
  *
  * Race checking is happens-before, not schedule luck. Each warp carries a vector clock over the warps of
- * its group (the CTAs of one cluster; one CTA without clusters): its own entry counts its release operations (barrier arrivals, later mbarrier arrivals and
- * commits); clk[u] is the latest clock of warp u whose earlier accesses are ordered before this warp's
- * current point. A barrier instance joins the clocks of the warps that arrive (release) and hands the
- * join to the warps that wait on it (acquire). Two accesses to one byte, at least one a write, by warps
- * w and u race when the earlier one's stamp is not covered by the later warp's clock: whatever order the
- * scheduler happened to pick, the GPU may pick the other one. The checks (FastTrack style, per byte):
- *   read by w:  last writer x != w with stamp > clk_w[x]                 -> read-after-write race
- *   write by w: last writer x != w with stamp > clk_w[x]                 -> write-after-write race
- *               a reader u != w since that write with stamp > clk_w[u]   -> write-after-read race
- * Reads since the last write are a warp bitmask plus, per warp, the clock and site of its last read of the
- * byte, so read-shared data costs nothing extra however many warps read it.
+ * its group (the CTAs of one cluster; one CTA without clusters): its own entry counts its release operations (barrier
+ * arrivals, later mbarrier arrivals and commits); clk[u] is the latest clock of warp u whose earlier accesses are
+ * ordered before this warp's current point. A barrier instance joins the clocks of the warps that arrive (release) and
+ * hands the join to the warps that wait on it (acquire). Two accesses to one byte, at least one a write, by warps w and
+ * u race when the earlier one's stamp is not covered by the later warp's clock: whatever order the scheduler happened
+ * to pick, the GPU may pick the other one. The checks (FastTrack style, per byte): read by w:  last writer x != w with
+ * stamp > clk_w[x]                 -> read-after-write race write by w: last writer x != w with stamp > clk_w[x] ->
+ * write-after-write race a reader u != w since that write with stamp > clk_w[u]   -> write-after-read race Reads since
+ * the last write are a warp bitmask plus, per warp, the clock and site of its last read of the byte, so read-shared
+ * data costs nothing extra however many warps read it.
  *
  * Distributed shared memory: a warp of another CTA of the cluster reads and writes this CTA's shadow with
  * its group index, so the same checks order it; its reads are kept as "the last remote read" of a byte.
@@ -232,9 +231,9 @@ static inline void kbd_cpu_elem_text(kbd_cpu_elem el, size_t off, size_t b, char
 
 /* `other` is the earlier access's warp (group index). */
 KBD_NORETURN static inline void kbd_cpu_race(const kbd_cpu_cta *cta, kbd_cpu_warp *w, const char *kind,
-                                             const char *what, int w_is_write, size_t off, int other,
-                                             int other_write, uint16_t other_site, kbd_cpu_elem el, size_t el_off,
-                                             const char *file, int line) {
+                                             const char *what, int w_is_write, size_t off, int other, int other_write,
+                                             uint16_t other_site, kbd_cpu_elem el, size_t el_off, const char *file,
+                                             int line) {
   char where[192], elem[64] = "", me[48], them[48];
   kbd_cpu_smem_where(cta, off, where, sizeof where);
   kbd_cpu_elem_text(el, el_off, off, elem, sizeof elem);
@@ -244,13 +243,13 @@ KBD_NORETURN static inline void kbd_cpu_race(const kbd_cpu_cta *cta, kbd_cpu_war
   kbd_cpu_fault(KBD_ERR_RACE, file, line,
                 "data race (%s) on %s%s:\n  this access: %s %s it here (%s)\n  earlier:     %s%s %s it at "
                 "%s:%d\n  nothing orders the two (%s): the GPU may run them in either order",
-                kind, where, elem, kbd_cpu_who(w->cta->G, w->gid, me, sizeof me), w_is_write ? "writes" : "reads",
-                what, async ? "an asynchronous copy (TMA) issued by " : "",
-                kbd_cpu_who(w->cta->G, other, them, sizeof them), other_write ? "wrote" : "read", o.file, o.line,
-                async ? "the reader did not wait on the copy's mbarrier phase"
-                      : cta->G->nctas > 1 ? "no barrier, or one the two warps do not both take part in; between CTAs "
-                                            "of a cluster: kbd_cluster_sync, or an mbarrier the writer signals"
-                                          : "no barrier, or one the two warps do not both take part in");
+                kind, where, elem, kbd_cpu_who(w->cta->G, w->gid, me, sizeof me), w_is_write ? "writes" : "reads", what,
+                async ? "an asynchronous copy (TMA) issued by " : "", kbd_cpu_who(w->cta->G, other, them, sizeof them),
+                other_write ? "wrote" : "read", o.file, o.line,
+                async               ? "the reader did not wait on the copy's mbarrier phase"
+                : cta->G->nctas > 1 ? "no barrier, or one the two warps do not both take part in; between CTAs "
+                                      "of a cluster: kbd_cluster_sync, or an mbarrier the writer signals"
+                                    : "no barrier, or one the two warps do not both take part in");
 }
 
 /* ---- the checks ------------------------------------------------------------------------------------------- */
@@ -404,8 +403,7 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write_at(kbd_cpu_cta *cta, kbd_cpu
       if (kbd_cpu_uniform(rmask + off, n, 4) && kbd_cpu_uniform(rclk + off, n, 4) &&
           kbd_cpu_uniform(wclk + off, n, 4)) {
         if (KBD_UNLIKELY(wclk[off] >= base && rclk[off] > seen))
-          kbd_cpu_race(cta, w, "write after read", what, 1, off, rbase + u, 0, sh->rsite[u][off], el, off, file,
-                       line);
+          kbd_cpu_race(cta, w, "write after read", what, 1, off, rbase + u, 0, sh->rsite[u][off], el, off, file, line);
         continue;
       }
       for (size_t b = off; b < off + n; ++b)

@@ -46,8 +46,8 @@ static inline int kbd_cpu_is_smem(const void *p) {
 /* A shared-memory access of [p, p+bytes) by a kbd primitive: it must lie inside ONE allocation (the
  * dynamic region or one KBD_SHARED array). On the GPU the arrays sit in another order, so running off
  * one into its neighbour is a different bug there - report it here. Returns the byte offset. */
-static inline size_t kbd_cpu_check_smem(const void *p, size_t bytes, const char *file, int line, const char *what) {
-  kbd_cpu_cta *cta = kbd_cpu_self()->cta;
+static inline size_t kbd_cpu_check_smem_in(const kbd_cpu_cta *cta, const void *p, size_t bytes, const char *file,
+                                           int line, const char *what) {
   const uintptr_t lo = (uintptr_t)p, base = (uintptr_t)cta->smem;
   const long long off = (long long)(lo - base), end = off + (long long)bytes;
   if (lo >= base && end <= (long long)cta->dyn_bytes) return (size_t)off;
@@ -56,11 +56,15 @@ static inline size_t kbd_cpu_check_smem(const void *p, size_t bytes, const char 
     if (off >= (long long)s->off && end <= (long long)(s->off + s->bytes)) return (size_t)off;
   }
   if (lo < base || lo >= base + KBD_MAX_SMEM_BYTES)
-    kbd_cpu_fault(KBD_ERR_BOUNDS, file, line, "%s: %p is not a shared-memory address of this block", what, p);
+    kbd_cpu_fault(KBD_ERR_BOUNDS, file, line, "%s: %p is not a shared-memory address of %s", what, p,
+                  cta == kbd_cpu_self()->cta ? "this block" : "the cluster CTA it was mapped to");
   kbd_cpu_fault(KBD_ERR_BOUNDS, file, line,
                 "%s touches shared-memory bytes [%lld, %lld), which is not inside one allocation (dynamic: [0, %zu)"
                 "; %d static arrays; %zu bytes in use)",
                 what, off, end, cta->dyn_bytes, cta->nstatics, cta->smem_top);
+}
+static inline size_t kbd_cpu_check_smem(const void *p, size_t bytes, const char *file, int line, const char *what) {
+  return kbd_cpu_check_smem_in(kbd_cpu_self()->cta, p, bytes, file, line, what);
 }
 
 /* A read / write of shared bytes [p, p+bytes) by the running warp: bounds, then the shadow. `el` names the

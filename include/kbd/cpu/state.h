@@ -221,7 +221,7 @@ typedef struct kbd_cpu_group {
   int failed;
   int spins; /* consecutive spin yields without useful work */
   uint64_t rng;
-  uint32_t top;      /* highest clock handed out in the group's CTAs' shadows */
+  uint32_t top;        /* highest clock handed out in the group's CTAs' shadows */
   unsigned cx, cy, cz; /* %clusterid of the running cluster */
   /* The cluster barrier (barrier.cluster, kbd/cpu/cluster.h): warps arrived in the current phase, the join of
    * their releasing arrivals, and the join of the last completed phase (what a wait acquires). */
@@ -244,9 +244,9 @@ typedef struct kbd_cpu_launch {
   const void *params;
   const char *name;
   unsigned long long nblocks;
-  unsigned long long nclusters; /* groups: nblocks / cluster size */
-  unsigned ccx, ccy, ccz;       /* cluster shape (1, 1, 1 without clusters) */
-  int csize;                    /* CTAs per cluster */
+  unsigned long long nclusters;  /* groups: nblocks / cluster size */
+  unsigned ccx, ccy, ccz;        /* cluster shape (1, 1, 1 without clusters) */
+  int csize;                     /* CTAs per cluster */
   unsigned long long next;       /* next block to start (atomic) */
   unsigned long long fail_block; /* lowest failed block, ~0 if none (atomic, guarded by mu) */
   pthread_mutex_t mu;

@@ -177,6 +177,63 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
   kbd_cpu_yield();
 }
 
+/* ---- exits in a cluster (kbd/cpu/cluster.h) ---------------------------------------------------------------- */
+
+/* A phase of the cluster barrier while warps of the cluster have exited: see the top of this file. */
+KBD_NORETURN static inline void kbd_cpu_cluster_after_exit(kbd_cpu_group *G, const char *file, int line) {
+  char ex[256] = "";
+  size_t n = 0;
+  for (int s = 0; s < G->nctas; ++s)
+    for (int i = 0; i < G->ctas[s]->nwarps && n < sizeof ex; ++i)
+      if (G->ctas[s]->warps[i].state == KBD_CPU_W_DONE)
+        n += (size_t)snprintf(ex + n, sizeof ex - n, " %d(CTA %d)", i, s);
+  kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
+                "the cluster barrier is reached while warp(s)%s have exited: the GPU completes it without the exited "
+                "threads (PTX exit releases a cluster barrier held up only by exited threads), so they skipped what "
+                "it orders - a cluster barrier one CTA does not take part in. Every warp of every CTA of the cluster "
+                "must reach it",
+                ex);
+}
+
+static inline int kbd_cpu_cta_exited(const kbd_cpu_cta *cta) {
+  for (int i = 0; i < cta->nwarps; ++i)
+    if (cta->warps[i].state != KBD_CPU_W_DONE) return 0;
+  return 1;
+}
+
+/* The last warp of a CTA ends: every access a peer made to its shared memory must be ordered before some
+ * warp's exit of this CTA (then before the release of the memory). Only CTAs that peers touched pay the scan. */
+static inline void kbd_cpu_cluster_exit_check(kbd_cpu_cta *cta) {
+  kbd_cpu_group *G = cta->G;
+  if (G->nctas == 1 || !cta->L->race_check || !kbd_cpu_cta_exited(cta)) return;
+  const kbd_cpu_shadow *sh = &cta->sh;
+  const int lo = cta->rank * KBD_CPU_MAX_WARPS, hi = lo + KBD_CPU_MAX_WARPS;
+  for (size_t b = 0; b < cta->smem_top; ++b) {
+    int who = -1;
+    uint32_t c = 0;
+    uint16_t site = 0;
+    const int x = sh->winfo[b] & KBD_CPU_SH_WARP;
+    if (sh->wclk[b] >= sh->base && (x < lo || x >= hi) && !(sh->winfo[b] & KBD_CPU_SH_ASYNC))
+      who = x, c = sh->wclk[b], site = sh->wsite[b];
+    else if (sh->remote_reads && sh->rrclk[b] >= sh->base)
+      who = sh->rrwho[b], c = sh->rrclk[b], site = sh->rrsite[b];
+    if (who < 0) continue;
+    int ordered = 0;
+    for (int i = 0; i < cta->nwarps && !ordered; ++i)
+      ordered = cta->warps[i].clk[who] >= c;
+    if (!ordered) {
+      char where[192], them[48];
+      kbd_cpu_smem_where(cta, b, where, sizeof where);
+      const kbd_cpu_site s = kbd_cpu_site_of(site);
+      kbd_cpu_fault(KBD_ERR_RACE, s.file, s.line,
+                    "cluster CTA %d exits while nothing orders this access by %s to its %s before the exit: on the "
+                    "GPU the CTA's shared memory may already be released. Keep every CTA alive while peers use its "
+                    "shared memory - a kbd_cluster_sync() before the end of the kernel",
+                    cta->rank, kbd_cpu_who(G, who, them, sizeof them), where);
+    }
+  }
+}
+
 /* A warp ends: a whole-block barrier instance already waited on by others would complete on the GPU
  * without it (see kbd_cpu_bar_after_exit). */
 static inline void kbd_cpu_warp_exit_check(kbd_cpu_warp *w) {
@@ -206,6 +263,11 @@ static inline void kbd_cpu_warp_exit_check(kbd_cpu_warp *w) {
     const kbd_cpu_barrier *b = &cta->bars[id];
     if (b->arrived > 0 && b->whole && b->waiters) kbd_cpu_bar_after_exit(cta, id, b->file, b->line);
   }
+  /* A cluster barrier phase in flight that this warp has not arrived at: the GPU releases it without the
+   * exited thread. Reported here or at the arrival, whichever comes second, so not by schedule. */
+  if (cta->G->cl_arrived > 0 && !(w->cl_arrived && w->cl_phase == cta->G->cl_phase))
+    kbd_cpu_cluster_after_exit(cta->G, cta->G->cl_file, cta->G->cl_line);
+  kbd_cpu_cluster_exit_check(cta);
 }
 
 #endif /* KBD_MODE_CPU */

@@ -9,6 +9,7 @@
 
 #if KBD_MODE_CUDA
 #include <cuda_runtime.h>
+#include <stdio.h>
 
 static inline kbd_status kbd_cuda_status(cudaError_t e, const char *what) {
   if (e == cudaSuccess) return kbd_status_ok();
@@ -16,6 +17,34 @@ static inline kbd_status kbd_cuda_status(cudaError_t e, const char *what) {
     return kbd_status_make(KBD_ERR_NO_DEVICE, "%s: %s", what, cudaGetErrorString(e));
   if (e == cudaErrorMemoryAllocation) return kbd_status_make(KBD_ERR_OOM, "%s: %s", what, cudaGetErrorString(e));
   return kbd_status_make(KBD_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+/* A cluster launch: the shape rides in a launch attribute of cudaLaunchKernelEx (there is no <<<>>> form for a
+ * run-time shape); 9..16 CTAs need the kernel's non-portable attribute first (kbd_check_cluster allowed them). */
+template <typename P, typename C>
+static kbd_status kbd_cuda_launch_cluster(void (*kernel)(P, C), const kbd_launch_cfg *cfg, int threads, const P &params,
+                                          const char *name) {
+  const kbd_dim3 c = cfg->cluster;
+  if (c.x * c.y * c.z > KBD_MAX_CLUSTER_CTAS) {
+    kbd_status s = kbd_cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+                                   "allowing a non-portable cluster size");
+    if (!kbd_ok(s)) return s;
+  }
+  cudaLaunchConfig_t lc = {};
+  lc.gridDim = dim3(cfg->grid.x, cfg->grid.y, cfg->grid.z);
+  lc.blockDim = dim3((unsigned)threads, 1, 1);
+  lc.dynamicSmemBytes = cfg->smem_bytes;
+  lc.stream = (cudaStream_t)cfg->stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = c.x;
+  attr[0].val.clusterDim.y = c.y;
+  attr[0].val.clusterDim.z = c.z;
+  lc.attrs = attr;
+  lc.numAttrs = 1;
+  char what[160];
+  snprintf(what, sizeof what, "launch of %s as clusters of (%u, %u, %u)", name, c.x, c.y, c.z);
+  return kbd_cuda_status(cudaLaunchKernelEx(&lc, kernel, params, (C)NULL), what);
 }
 
 #define KBD_HW_KERNEL(name, threads, P, base)                                                                          \
@@ -32,6 +61,8 @@ static inline kbd_status kbd_cuda_status(cudaError_t e, const char *what) {
           #name ": raising the dynamic shared-memory limit");                                                          \
       if (!kbd_ok(s_)) return s_;                                                                                      \
     }                                                                                                                  \
+    if ((cfg.cluster.x | cfg.cluster.y | cfg.cluster.z) != 0)                                                          \
+      return kbd_cuda_launch_cluster(name##_kbd_dev, &cfg, (threads), params, #name);                                  \
     name##_kbd_dev<<<dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z), (threads), cfg.smem_bytes, (cudaStream_t)cfg.stream>>>( \
         params, NULL);                                                                                                 \
     return kbd_cuda_status(cudaGetLastError(), "launch of " #name);                                                    \
