@@ -197,14 +197,14 @@ static void test_xchg_race(void **state) {
 
 /* ---- gather through DSMEM with remote mbarrier arrivals --------------------------------------------------- */
 
-enum { G_OK, G_NO_INIT_SYNC, G_ARRIVE_FIRST };
+enum { G_OK, G_NO_INIT_SYNC, G_ARRIVE_FIRST, G_NO_FENCE };
 
 typedef struct {
   int *out; /* per cluster: CTA 0's sum of the slots */
   int mode;
 } gather_params;
 
-static int g_write_line, g_read_line;
+static int g_write_line, g_read_line, g_arrive_line;
 
 KBD_KERNEL(cl_gather, 64, gather_params) {
   KBD_SHARED_ALIGNED(kbd_mbarrier, bar, 1, 8);
@@ -213,7 +213,7 @@ KBD_KERNEL(cl_gather, 64, gather_params) {
   if (rank == 0 && kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       kbd_mbarrier_init(&bar[0], n - 1); /* one arrival per peer CTA */
-      kbd_fence_mbarrier_init();
+      if (p.mode != G_NO_FENCE) kbd_fence_mbarrier_init();
     }
   }
   if (p.mode != G_NO_INIT_SYNC) kbd_cluster_sync();
@@ -222,7 +222,7 @@ KBD_KERNEL(cl_gather, 64, gather_params) {
     KBD_ELECT_ONE {
       if (p.mode == G_ARRIVE_FIRST) kbd_mbarrier_arrive_cluster(&bar[0], 0);
       MT_MARK(g_write_line); kbd_st_shared(&dst[rank], (int)(rank * rank + 7));
-      if (p.mode != G_ARRIVE_FIRST) kbd_mbarrier_arrive_cluster(&bar[0], 0);
+      MT_MARK(g_arrive_line); if (p.mode != G_ARRIVE_FIRST) kbd_mbarrier_arrive_cluster(&bar[0], 0);
     }
   }
   if (rank == 0 && kbd_warp_id() == 0) {
@@ -270,6 +270,15 @@ static void test_gather_no_init_sync(void **state) {
   MT_ASSERT_CODE(s, KBD_ERR_RACE);
   MT_ASSERT_AT(s, MT_LINE(g_write_line));
   MT_ASSERT_HAS(s, "before anything orders this warp after that CTA started");
+}
+
+/* The barrier's init was never fenced for the cluster (fence.mbarrier_init) before a peer arrives on it. */
+static void test_gather_no_fence(void **state) {
+  (void)state;
+  const kbd_status s = run_gather(2, G_NO_FENCE);
+  MT_ASSERT_CODE(s, KBD_ERR_MBARRIER);
+  MT_ASSERT_AT(s, MT_LINE(g_arrive_line));
+  MT_ASSERT_HAS(s, "executed no kbd_fence_mbarrier_init() after the init");
 }
 
 /* The arrival released before the data: CTA 0's read races with the peer's write, in either order. */
@@ -572,6 +581,7 @@ int main(void) {
       MT_TEST(test_gather),
       MT_TEST(test_gather_no_init_sync),
       MT_TEST(test_gather_arrive_first),
+      MT_TEST(test_gather_no_fence),
       MT_TEST(test_multicast),
       MT_TEST(test_multicast_expect_slice),
       MT_TEST(test_multicast_bad_mask),

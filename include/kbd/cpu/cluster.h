@@ -195,6 +195,13 @@ static inline kbd_cpu_mbar *kbd_cpu_peer_mbar(kbd_cpu_warp *w, kbd_cpu_cta *peer
                   what, peer->rank, off);
   const kbd_cpu_elem el = {-1, -1, 8};
   kbd_cpu_shadow_read_at(peer, w, off, 8, what, el, KBD_SITE_ARGS);
+  const kbd_cpu_warp *iw = &peer->warps[m->init_gid % KBD_CPU_MAX_WARPS];
+  if (m->init_clk > iw->mbinit_fence_clk)
+    kbd_cpu_fault(KBD_ERR_MBARRIER, KBD_SITE_ARGS,
+                  "%s: the mbarrier of cluster CTA %d initialised at %s:%d is used by another CTA, but its "
+                  "initialising thread executed no kbd_fence_mbarrier_init() after the init (fence.mbarrier_init."
+                  "release.cluster makes an init visible to the cluster; then a kbd_cluster_sync)",
+                  what, peer->rank, m->file, m->line);
   return m;
 }
 

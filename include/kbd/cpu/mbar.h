@@ -152,6 +152,8 @@ static inline void kbd_hw_mbar_init(uint64_t *bar, uint32_t count, KBD_SITE_PARA
   m->pending = m->expected = (int32_t)count;
   m->file = kbd_file_;
   m->line = kbd_line_;
+  m->init_gid = w->gid;
+  m->init_clk = w->clk[w->gid];
   memset(bar, 0, 8); /* the bytes are opaque; no kernel may read them */
 }
 
@@ -289,9 +291,15 @@ static inline void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PAR
   kbd_cpu_acquire(w, m->done);
 }
 
-/* fence.mbarrier_init.release.cluster: makes initialisations visible to the other CTAs of a cluster. One
- * CTA per group here until clusters arrive; within a CTA a barrier after the init orders it (checked). */
-static inline void kbd_hw_fence_mbar_init(KBD_SITE_PARAMS) { KBD_SITE_UNUSED; }
+/* fence.mbarrier_init.release.cluster: this thread's earlier initialisations become visible to the other CTAs
+ * of the cluster (a peer that signals or multicasts into such a barrier checks it: kbd/cpu/cluster.h). Within a
+ * CTA a barrier after the init orders it (checked by the shadow). */
+static inline void kbd_hw_fence_mbar_init(KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  KBD_SITE_UNUSED;
+  w->mbinit_fence_clk = w->clk[w->gid];
+  kbd_cpu_tick(w);
+}
 
 #endif /* KBD_MODE_CPU */
 #endif /* KBD_CPU_MBAR_H */

@@ -158,6 +158,7 @@ static inline int kbd_cpu_shadow_start(kbd_cpu_group *G) {
         w->clk[u] = base - 1; /* nothing of warp u is known yet */
       w->clk[w->gid] = base;
       w->fence_clk = base - 1;
+      w->mbinit_fence_clk = base - 1;
     }
   }
   return 1;

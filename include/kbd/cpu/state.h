@@ -96,6 +96,7 @@ typedef struct kbd_cpu_warp {
                          the async proxy) */
   int bulk_groups;    /* bulk async-groups committed so far (cp.async.bulk.commit_group) */
   int cl_arrived;     /* arrived at the cluster barrier's phase cl_phase and not yet waited (kbd/cpu/cluster.h) */
+  uint32_t mbinit_fence_clk; /* own clock at the last fence.mbarrier_init: its inits up to it are cluster-visible */
   uint32_t cl_phase;
 } kbd_cpu_warp;
 
@@ -123,6 +124,8 @@ typedef struct kbd_cpu_mbar {
   uint32_t waiters; /* warps blocked in a wait on it */
   const char *file; /* where it was initialised */
   int line;
+  int init_gid;        /* the initialising warp (group index) and its clock at the init, for the check that */
+  uint32_t init_clk;   /* a fence.mbarrier_init made the init visible before a peer CTA uses the barrier */
   const char *tx_file; /* the last expect-tx, for a deadlock report */
   int tx_line;
   uint32_t clk[KBD_CPU_MAX_GW];  /* join of the current phase's releasing arrivals */
