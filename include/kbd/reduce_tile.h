@@ -533,8 +533,11 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
     for (int kbd_vl_ = 0; kbd_vl_ < KBD_LANES_HELD; ++kbd_vl_) {                                                       \
       if (!kbd_vlead_ || ((unsigned)KBD__RT_LANE(kbd_vl_) & kbd_vfm_) != 0u) continue;                                 \
       const int kbd_vt_ = KBD_SCOPE_TID(kbd_vp_.scope, kbd_vl_);                                                       \
-      KBD_UNROLL for (int kbd_vk_ = 0; kbd_vk_ < KBD_VEC_SLOTS(m);                                                     \
-                      ++kbd_vk_)(p)[kbd_rt_index(kbd_vp_, kbd_vt_, kbd_vk_)] = (m).v[kbd_vl_][kbd_vk_];                \
+      KBD_UNROLL for (int kbd_vk_ = 0; kbd_vk_ < KBD_VEC_SLOTS(m); ++kbd_vk_) {                                        \
+        __typeof__(&(p)[0]) kbd_vd_ = &(p)[kbd_rt_index(kbd_vp_, kbd_vt_, kbd_vk_)];                                   \
+        kbd_hw_mem_write(kbd_vd_, sizeof *kbd_vd_, "kbd_vec_store", KBD_SITE);                                         \
+        *kbd_vd_ = (m).v[kbd_vl_][kbd_vk_];                                                                            \
+      }                                                                                                                \
     }                                                                                                                  \
   } while (0)
 

@@ -343,6 +343,7 @@ static void test_loop_war(void **st) {
   (void)st;
   enum { IT = 6 };
   float *x = malloc(sizeof(float) * IT * 2 * 64 * 16), out[IT * 2 * 16];
+  KT_HOST_SCOPE(out); /* kbd_vec_store's destination: kernel-visible memory */
   uint32_t *bits = malloc(sizeof(uint32_t) * IT * 2 * 64 * 16);
   const red_case wg = {"loop_wg", NULL, KBD_DT_f32, 64, 16, 128, WG, 256};
   const red_case rw = {"loop_row", NULL, KBD_DT_f32, 4, 256, 256, RW, 256};

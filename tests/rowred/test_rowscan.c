@@ -282,18 +282,20 @@ KBD_KERNEL(eq_scan, 32, eq_params) {
 
 static void test_matches_kbd_scan(void **st) {
   (void)st;
-  float x[512], a[512], b[512], ta, tb;
+  float x[512], a[512], b[512], ta[1], tb[1];
   KT_HOST_SCOPE(x);
   KT_HOST_SCOPE(a);
   KT_HOST_SCOPE(b);
+  KT_HOST_SCOPE(ta);
+  KT_HOST_SCOPE(tb); /* kbd_vec_store's destination: kernel-visible memory */
   srand(11);
   for (int i = 0; i < 512; ++i)
     x[i] = (float)(rand() % 20001 - 10000) / 97.0f;
   set_env(0, 1);
-  eq_params p = {x, a, b, &ta, &tb};
+  eq_params p = {x, a, b, ta, tb};
   assert_int_equal(eq_scan(kbd_cfg_1d(1), p).code, KBD_OK);
   assert_memory_equal(a, b, sizeof a);
-  assert_true(ref_bits(ta) == ref_bits(tb));
+  assert_true(ref_bits(ta[0]) == ref_bits(tb[0]));
 }
 
 /* ---- misuse: a row scan across warps that warp 2 skips ------------------------------------------------------------

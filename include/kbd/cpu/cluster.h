@@ -177,6 +177,16 @@ static inline void kbd_hw_dsmem_write(const void *p, size_t bytes, int esize, co
   kbd_cpu_dsmem_access(p, bytes, esize, 1, what, KBD_SITE_ARGS);
 }
 
+/* A checked write through a pointer that may be global memory or shared memory (this CTA's or, in a cluster, a
+ * peer's): kbd_vec_store's destination. */
+static inline void kbd_hw_mem_write(void *p, size_t bytes, const char *what, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  if (kbd_cpu_smem_owner(w->cta->G, p))
+    kbd_cpu_dsmem_access(p, bytes, (int)bytes, 1, what, KBD_SITE_ARGS);
+  else
+    kbd_cpu_global_access(p, bytes, KBD_CPU_G_WRITE, KBD_SITE_ARGS, what);
+}
+
 /* ---- mbarriers of a peer, multicast TMA ---------------------------------------------------------------------- */
 
 /* The live mbarrier at the offset of `bar` (this CTA's address) in cluster CTA `rank`; the issuing warp reads

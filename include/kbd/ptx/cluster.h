@@ -84,6 +84,11 @@ KBD_DEV void kbd_hw_dsmem_write(const void *p, size_t bytes, int esize, const ch
   (void)p, (void)bytes, (void)esize, (void)what, KBD_SITE_UNUSED;
 }
 
+/* A write through a pointer that may be global or shared memory: a plain generic store; nothing to check. */
+KBD_DEV void kbd_hw_mem_write(void *p, size_t bytes, const char *what, KBD_SITE_PARAMS) {
+  (void)p, (void)bytes, (void)what, KBD_SITE_UNUSED;
+}
+
 /* mapa.shared::cluster.u32 + mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote], count (PTX ISA
  * 8.0, sm_90; ptx-reference §1.6): arrivals on the barrier at the same offset in CTA `rank`. A remote barrier
  * takes arrivals only (the result must be the sink `_`); waits stay on the own CTA's barriers. */
