@@ -96,7 +96,7 @@ static void test_ids(void **state) {
 
 /* ---- DSMEM exchange ------------------------------------------------------------------------------------- */
 
-enum { XM_OK, XM_NO_START_SYNC, XM_NO_END_SYNC, XM_SYNC_BEFORE_WRITE };
+enum { XM_OK, XM_NO_START_SYNC, XM_NO_END_SYNC, XM_SYNC_BEFORE_WRITE, XM_RELAXED };
 
 typedef struct {
   int *out; /* per block 64 ints: the right neighbour's values */
@@ -114,6 +114,10 @@ KBD_KERNEL(cl_xchg, 64, xchg_params) {
   if (p.mode == XM_SYNC_BEFORE_WRITE) kbd_cluster_sync();
   KBD_FOR_LANES(lane) { kbd_st_shared(&mine[w * 32 + lane], (int)(rank * 1000 + b * 100000) + w * 32 + lane); }
   if (p.mode == XM_OK || p.mode == XM_NO_END_SYNC) kbd_cluster_sync();
+  if (p.mode == XM_RELAXED) { /* a relaxed arrival publishes nothing: the neighbour's writes are unordered */
+    kbd_cluster_arrive_relaxed();
+    kbd_cluster_wait();
+  }
   const int *peer = kbd_cluster_map(mine, (rank + 1) % n);
   KBD_FOR_LANES(lane) {
     MT_MARK(x_read_line); const int v = kbd_ld_shared(&peer[w * 32 + lane]);
@@ -182,6 +186,15 @@ static void test_xchg_no_end_sync(void **state) {
     if (!strstr(s.msg, "has exited") && !strstr(s.msg, "exits while nothing orders this access"))
       fail_msg("seed %ld: %s", seed, s.msg);
   }
+}
+
+/* A relaxed cluster barrier between the writes and the reads orders execution, not memory: a race. */
+static void test_xchg_relaxed(void **state) {
+  (void)state;
+  const kbd_status s = run_xchg(2, 1, 2, 1, XM_RELAXED);
+  MT_ASSERT_CODE(s, KBD_ERR_RACE);
+  MT_ASSERT_AT(s, MT_LINE(x_read_line));
+  MT_ASSERT_HAS(s, "read after write");
 }
 
 /* The barrier before the writes, none between the writes and the reads: a race (or a never-written read). */
@@ -305,7 +318,7 @@ typedef KBD_STILE(f32, MR, MC, KBD_SWIZZLE_NONE) mc_tile;
 typedef KBD_STILE(f32, MR / 2, MC, KBD_SWIZZLE_NONE) mc_half;
 typedef KBD_STILE(f32, MR / 4, MC, KBD_SWIZZLE_NONE) mc_quarter;
 
-enum { M_OK, M_EXPECT_SLICE, M_BAD_MASK, M_NO_INIT_SYNC };
+enum { M_OK, M_EXPECT_SLICE, M_BAD_MASK, M_NO_INIT_SYNC, M_RELAXED_START, M_RELAXED_NO_FENCE };
 
 typedef struct {
   kbd_tensor_map x; /* (clusters * MR) x MC f32, box MR/n x MC */
@@ -327,10 +340,16 @@ KBD_KERNEL(cl_multicast, 64, mc_params) {
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       kbd_mbarrier_init(&full[0], 1);
-      kbd_fence_mbarrier_init();
+      if (p.mode != M_RELAXED_NO_FENCE) kbd_fence_mbarrier_init();
     }
   }
-  if (p.mode != M_NO_INIT_SYNC) kbd_cluster_sync();
+  if (p.mode == M_RELAXED_START || p.mode == M_RELAXED_NO_FENCE) {
+    /* The CUTLASS kernel start: the fence publishes the inits, a relaxed cluster barrier orders the rest */
+    kbd_cluster_arrive_relaxed();
+    kbd_cluster_wait();
+  } else if (p.mode != M_NO_INIT_SYNC) {
+    kbd_cluster_sync();
+  }
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       kbd_mbarrier_arrive_expect_tx(&full[0], p.mode == M_EXPECT_SLICE ? (unsigned)rows * MC * 4 : MR * MC * 4);
@@ -386,11 +405,12 @@ static kbd_status run_mc(unsigned n, int mode) {
 
 static void test_multicast(void **state) {
   (void)state;
+  for (int mode = M_OK; mode <= M_RELAXED_START; mode += M_RELAXED_START - M_OK)
   for (unsigned n = 1; n <= 4; n *= 2)
     for (long seed = -1; seed < 8; ++seed)
       for (long threads = 1; threads <= 2; ++threads) {
         mt_env(threads, seed);
-        const kbd_status s = run_mc(n, M_OK);
+        const kbd_status s = run_mc(n, mode);
         if (s.code != KBD_OK) fail_msg("%u CTAs seed %ld threads %ld: %s", n, seed, threads, s.msg);
         assert_int_equal(kbd_copy_to_host(host_o, dev_o, sizeof host_o).code, KBD_OK);
         for (unsigned b = 0; b < MCLUSTERS * n; ++b)
@@ -420,6 +440,15 @@ static void test_multicast_bad_mask(void **state) {
   MT_ASSERT_CODE(s, KBD_ERR_INVALID);
   MT_ASSERT_AT(s, MT_LINE(m_issue_line));
   MT_ASSERT_HAS(s, "CTA mask 0x0004");
+}
+
+/* The relaxed kernel start without the fence: nothing publishes the barrier inits, to peers or to the CTA's own
+ * other warps. */
+static void test_multicast_relaxed_no_fence(void **state) {
+  (void)state;
+  const kbd_status s = run_mc(2, M_RELAXED_NO_FENCE);
+  if (s.code != KBD_ERR_RACE && s.code != KBD_ERR_MBARRIER) fail_msg("%s", s.msg);
+  MT_ASSERT_HAS(s, "mbarrier");
 }
 
 /* A multicast into peers whose barriers nothing orders after their initialisation. */
@@ -578,6 +607,7 @@ int main(void) {
       MT_TEST(test_xchg_no_start_sync),
       MT_TEST(test_xchg_no_end_sync),
       MT_TEST(test_xchg_race),
+      MT_TEST(test_xchg_relaxed),
       MT_TEST(test_gather),
       MT_TEST(test_gather_no_init_sync),
       MT_TEST(test_gather_arrive_first),
@@ -586,6 +616,7 @@ int main(void) {
       MT_TEST(test_multicast_expect_slice),
       MT_TEST(test_multicast_bad_mask),
       MT_TEST(test_multicast_no_init_sync),
+      MT_TEST(test_multicast_relaxed_no_fence),
       MT_TEST(test_barrier_skipped_by_exit),
       MT_TEST(test_barrier_skipped_waiting_elsewhere),
       MT_TEST(test_barrier_misuse),

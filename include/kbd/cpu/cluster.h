@@ -79,6 +79,10 @@ static inline void kbd_hw_cluster_arrive(int release, KBD_SITE_PARAMS) {
   }
   w->cl_arrived = 1;
   w->cl_phase = G->cl_phase;
+  if (w->mbinit_fence_clk > w->pub_fence_clk) { /* fenced inits since the last publication ride on this phase */
+    w->pub_fence_clk = w->mbinit_fence_clk;
+    w->pub_phase = G->cl_phase;
+  }
   if (++G->cl_arrived == G->nwarps) kbd_cpu_cluster_complete(G);
 }
 
@@ -100,6 +104,7 @@ static inline void kbd_hw_cluster_wait(KBD_SITE_PARAMS) {
   /* The phase cannot have completed twice: this warp's arrival is part of the next one. */
   kbd_cpu_acquire(w, G->cl_done);
   w->cl_arrived = 0;
+  w->cl_done_phase = G->cl_phase;
 }
 
 /* ---- distributed shared memory -------------------------------------------------------------------------------- */
@@ -145,6 +150,8 @@ static inline void kbd_cpu_dsmem_reachable(const kbd_cpu_warp *w, const kbd_cpu_
                   "when its last thread ends): keep every CTA alive while peers use its shared memory - a "
                   "kbd_cluster_sync() before the end of the kernel",
                   what, peer->rank);
+  /* A completed cluster barrier phase, even a relaxed one, had every warp of the cluster arrive. */
+  if (w->cl_done_phase > 0) return;
   const int base = peer->rank * KBD_CPU_MAX_WARPS;
   for (int i = 0; i < peer->nwarps; ++i)
     if (w->clk[base + i] >= peer->sh.base) return;
@@ -204,7 +211,7 @@ static inline kbd_cpu_mbar *kbd_cpu_peer_mbar(kbd_cpu_warp *w, kbd_cpu_cta *peer
                   "barrier): each CTA initialises its own copy before a peer signals it",
                   what, peer->rank, off);
   const kbd_cpu_elem el = {-1, -1, 8};
-  kbd_cpu_shadow_read_at(peer, w, off, 8, what, el, KBD_SITE_ARGS);
+  if (!kbd_cpu_mbar_init_published(w, m)) kbd_cpu_shadow_read_at(peer, w, off, 8, what, el, KBD_SITE_ARGS);
   const kbd_cpu_warp *iw = &peer->warps[m->init_gid % KBD_CPU_MAX_WARPS];
   if (m->init_clk > iw->mbinit_fence_clk)
     kbd_cpu_fault(KBD_ERR_MBARRIER, KBD_SITE_ARGS,

@@ -158,7 +158,8 @@ static inline int kbd_cpu_shadow_start(kbd_cpu_group *G) {
         w->clk[u] = base - 1; /* nothing of warp u is known yet */
       w->clk[w->gid] = base;
       w->fence_clk = base - 1;
-      w->mbinit_fence_clk = base - 1;
+      w->mbinit_fence_clk = w->pub_fence_clk = base - 1;
+      w->pub_phase = w->cl_done_phase = 0;
     }
   }
   return 1;

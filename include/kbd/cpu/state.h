@@ -97,6 +97,10 @@ typedef struct kbd_cpu_warp {
   int bulk_groups;    /* bulk async-groups committed so far (cp.async.bulk.commit_group) */
   int cl_arrived;     /* arrived at the cluster barrier's phase cl_phase and not yet waited (kbd/cpu/cluster.h) */
   uint32_t mbinit_fence_clk; /* own clock at the last fence.mbarrier_init: its inits up to it are cluster-visible */
+  /* ... once a cluster barrier phase it arrived at after that fence completes: the fence clock it published and
+   * that phase (a relaxed arrival publishes fenced inits too - the CUTLASS kernel start). */
+  uint32_t pub_fence_clk, pub_phase;
+  uint32_t cl_done_phase; /* cluster barrier phases completed when this warp last returned from a wait */
   uint32_t cl_phase;
 } kbd_cpu_warp;
 
