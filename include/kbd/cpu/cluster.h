@@ -241,22 +241,15 @@ static inline void kbd_hw_tma_load_multicast(void *dst, uint32_t line_bytes, uin
   const char *what = "kbd_tma_load_multicast";
   kbd_cpu_warp *w = kbd_cpu_self();
   kbd_cpu_group *G = w->cta->G;
-  kbd_cpu_mbar_single(w, what, KBD_SITE_ARGS);
+  kbd_cpu_mbar_single(w, what, KBD_SITE_ARGS); /* before the mask: an issue from 32 threads is the first error */
   if (mask == 0 || (G->nctas < 16 && (mask >> G->nctas) != 0))
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
                   "%s: CTA mask 0x%04x names no CTA or a rank outside the cluster of %d CTA(s) (bit r = cluster "
                   "rank r)",
                   what, (unsigned)mask, G->nctas);
-  const kbd_tensor_map_desc *d = kbd_cpu_tma_map(map, line_bytes, lines, swizzle, rank, what, KBD_SITE_ARGS);
-  const uint32_t bytes = line_bytes * lines;
-  const size_t off = kbd_cpu_check_smem(dst, bytes, KBD_SITE_ARGS, "kbd_tma_load_multicast destination");
-  if (off % 128)
-    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                  "%s: the shared destination (byte %zu) is not 128-byte aligned (the Programming Guide's TMA rule; "
-                  "ptx-reference §2.4)",
-                  what, off);
   const int32_t c[5] = {c0, c1, c2, c3, c4};
-  kbd_cpu_box_global(d, c, KBD_CPU_G_READ, "kbd_tma_load_multicast source", KBD_SITE_ARGS);
+  const uint32_t bytes = line_bytes * lines;
+  const size_t off = kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c, what, KBD_SITE_ARGS);
   for (int r = 0; r < G->nctas; ++r) {
     if (!(mask >> r & 1u)) continue;
     kbd_cpu_cta *peer = G->ctas[r];

@@ -215,23 +215,37 @@ static inline void kbd_cpu_tma_land(kbd_cpu_cta *cta, const kbd_cpu_copy *c) {
   }
 }
 
+/* The checks of a tensor load (plain or multicast) at its issue: one issuing thread, the map against the tile, a
+ * 128-byte aligned destination in one shared allocation of this CTA, the source box in kbd_malloc memory.
+ * Returns the destination's shared offset. */
+static inline size_t kbd_cpu_tma_load_check(kbd_cpu_warp *w, const void *dst, uint32_t line_bytes, uint32_t lines,
+                                            int swizzle, const kbd_tensor_map *map, int rank, const int32_t *c,
+                                            const char *what, KBD_SITE_PARAMS) {
+  char dst_what[64], src_what[64];
+  snprintf(dst_what, sizeof dst_what, "%s destination", what);
+  snprintf(src_what, sizeof src_what, "%s source", what);
+  kbd_cpu_mbar_single(w, what, KBD_SITE_ARGS);
+  const kbd_tensor_map_desc *d = kbd_cpu_tma_map(map, line_bytes, lines, swizzle, rank, what, KBD_SITE_ARGS);
+  const size_t off = kbd_cpu_check_smem(dst, line_bytes * lines, KBD_SITE_ARGS, dst_what);
+  if (off % 128)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "%s: the shared destination (byte %zu) is not 128-byte aligned (the Programming Guide's TMA rule; "
+                  "ptx-reference §2.4)",
+                  what, off);
+  kbd_cpu_box_global(d, c, KBD_CPU_G_READ, src_what, KBD_SITE_ARGS);
+  return off;
+}
+
 /* cp.async.bulk.tensor global -> shared: one box into [dst, dst + line_bytes * lines), completing its
  * bytes on bar. */
 static inline void kbd_hw_tma_load(void *dst, uint32_t line_bytes, uint32_t lines, int swizzle,
                                    const kbd_tensor_map *map, uint64_t *bar, int rank, int32_t c0, int32_t c1,
                                    int32_t c2, int32_t c3, int32_t c4, KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
-  kbd_cpu_mbar_single(w, "kbd_tma_load", KBD_SITE_ARGS);
-  const kbd_tensor_map_desc *d = kbd_cpu_tma_map(map, line_bytes, lines, swizzle, rank, "kbd_tma_load", KBD_SITE_ARGS);
-  const uint32_t bytes = line_bytes * lines;
-  const size_t off = kbd_cpu_check_smem(dst, bytes, KBD_SITE_ARGS, "kbd_tma_load destination");
-  if (off % 128)
-    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                  "kbd_tma_load: the shared destination (byte %zu) is not 128-byte aligned (the Programming Guide's "
-                  "TMA rule; ptx-reference §2.4)",
-                  off);
   const int32_t c[5] = {c0, c1, c2, c3, c4};
-  kbd_cpu_box_global(d, c, KBD_CPU_G_READ, "kbd_tma_load source", KBD_SITE_ARGS);
+  const uint32_t bytes = line_bytes * lines;
+  const size_t off =
+      kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c, "kbd_tma_load", KBD_SITE_ARGS);
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_tma_load", KBD_SITE_ARGS);
   kbd_cpu_copy_issue(w, m, off, bytes, map, kbd_cpu_tma_land, c, "kbd_tma_load", KBD_SITE_ARGS);
 }
