@@ -29,6 +29,15 @@
 #define KBD_MMA_SM100 100 /* tcgen05.mma (sm_100a): version 1 at bits 46-48, 3-bit code at 61-63 */
 #define KBD_MMA_KSTEP_BYTES 32
 
+/* tcgen05.ld / tcgen05.st data-movement shapes (ptx-reference §5.3) the twins take. */
+#define KBD_TMEM_32X32B 0  /* .32x32b.xn: thread l reads lane base+l, register j = column base+j       */
+#define KBD_TMEM_16X256B 1 /* .16x256b.xn: 4n registers, the mma.sync C fragment of 16 lanes x 8n columns */
+/* Tensor Memory per CTA (sm_100a): 128 lanes x 512 columns of 32 bit; allocation in powers of two >= 32. */
+#define KBD_TMEM_LANES 128
+#define KBD_TMEM_COLS 512
+#define KBD_TMEM_MIN_COLS 32
+#define KBD_TMEM_ADDR(lane, col) (((uint32_t)(lane) << 16) | (uint32_t)(col))
+
 /* ---- operand rules (a shared tile that an MMA can read through a descriptor) ----------------------------
  * Constant expressions, each with its message. Each rule holds vacuously when an earlier one fails, so
  * KBD_MMA_OPERAND_STATIC_CHECK reports only the first broken rule. The tile's own shape rules (swizzle.h)
