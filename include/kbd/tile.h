@@ -31,6 +31,7 @@
 #include "atomic.h"
 #include "reduce.h"
 #include "reduce_tile.h"
+#include "regs.h"
 #include "scan.h"
 #include "scope.h"
 #include "smem.h"

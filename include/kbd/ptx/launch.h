@@ -47,9 +47,11 @@ static kbd_status kbd_cuda_launch_cluster(void (*kernel)(P, C), const kbd_launch
   return kbd_cuda_status(cudaLaunchKernelEx(&lc, kernel, params, (C)NULL), what);
 }
 
+/* __launch_bounds__(threads, 1): with a minimum of one block per SM ptxas fixes the register count at entry
+ * (65536 / threads at most), which setmaxnreg needs - without it ptxas ignores setmaxnreg (C7508). */
 #define KBD_HW_KERNEL(name, threads, P, base)                                                                          \
   KBD_STATIC_ASSERT((threads) % 32 == 0 && (threads) >= 32 && (threads) <= 1024, KBD__THREADS_RULE);                   \
-  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024)                             \
+  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024, 1)                          \
       name##_kbd_dev(const __grid_constant__ P p, KBD__CTA_PARAM(threads, base));                                      \
   KBD_KERNEL_DECL(name, P);                                                                                            \
   KBD_EXTERN_C kbd_status name(kbd_launch_cfg cfg, P params) {                                                         \
@@ -67,7 +69,7 @@ static kbd_status kbd_cuda_launch_cluster(void (*kernel)(P, C), const kbd_launch
         params, NULL);                                                                                                 \
     return kbd_cuda_status(cudaGetLastError(), "launch of " #name);                                                    \
   }                                                                                                                    \
-  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024)                             \
+  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024, 1)                          \
       name##_kbd_dev(KBD_UNUSED const __grid_constant__ P p, KBD_UNUSED KBD__CTA_PARAM(threads, base))
 
 #endif /* KBD_MODE_CUDA */

@@ -1,0 +1,467 @@
+/* kbd/mma.h - warpgroup MMA: one call for wgmma (sm_90a) and tcgen05.mma with Tensor Memory (sm_100a).
+ *
+ *   KBD_ACC(f32, M, N) acc;                   accumulator of one warpgroup: M x N f32 (M = 64*m; sm_100a: 64 or
+ *                                             128*m). sm_90a: registers; sm_100a: N (M > 128: N*M/128) columns
+ *                                             of Tensor Memory
+ *   kbd_tmem alloc slot (shared):             KBD_SHARED(kbd_tmem, tm, 1) or a planner field
+ *   kbd_tmem_alloc(&tm, ncols)                one whole warp, once per CTA: ncols (a constant power of two in
+ *                                             32..512) columns; a no-op on sm_90a
+ *   kbd_tmem_free(&tm, ncols)                 the same warp, after every reader: a no-op on sm_90a
+ *   kbd_acc_bind(acc, &tm, col, &bar)         the warpgroup: acc uses columns col.. of the allocation and the
+ *                                             mbarrier bar (count 1) for its completion; nothing on sm_90a
+ *   kbd_mma(acc, a, b, accumulate)            the warpgroup: acc (+)= a * b^T over the whole K of the shared
+ *                                             tiles a (M x K) and b (N x K); accumulate 0 overwrites
+ *   kbd_mma_release(acc, &empty)              the warpgroup: `empty` gets ONE arrive once the MMAs issued so far
+ *                                             have read their operands (the producer may refill the stage)
+ *   kbd_mma_wait(acc)                         the warpgroup: every MMA of acc is complete, its value readable
+ *   KBD_ACC_TILE(f32, M, C) r;                a register tile for C columns of an M-row accumulator
+ *   kbd_acc_load(r, acc, col0)                r = columns col0..col0+C-1 of acc (sm_90a: register copies;
+ *                                             sm_100a: tcgen05.ld + tcgen05.wait::ld)
+ *   kbd_acc_store(acc, r, col0)               the reverse (sm_100a: tcgen05.st + wait::st)
+ *
+ * a and b are shared tiles (KBD_STILE / KBD_STILE_MN) with a swizzle (NONE is refused: docs/design/
+ * mma-descriptors.md): a is M x K, b is N x K ("b transposed": row n of b is column n of B), each K-major (K
+ * contiguous) or MN-major. Types: f16 x f16, bf16 x bf16, f32 x f32 (tf32: the low 13 mantissa bits are
+ * ignored), e4m3/e5m2 in any mix, all accumulating in f32. The shapes, types and operand rules are static
+ * assertions with the rule as the message; the shared addresses are checked at run time in CPU mode.
+ *
+ * Why these calls (docs/design/mma.md): wgmma is issued by all 128 threads and accumulates in their
+ * registers; tcgen05.mma is issued by one thread and accumulates in Tensor Memory, which only tcgen05.ld
+ * reads, each warp w reaching lanes 32(w%4)..+31. The register view therefore follows the hardware:
+ * KBD_ACC_TILE is the WGMMA_ACC fragment on sm_90a (and for M = 64 on sm_100a), and KBD_LAYOUT_TMEM_ACC
+ * (thread t holds row t) for M = 128*m on sm_100a. Code that only uses kbd operations on it is one source.
+ * Completion: sm_90a wgmma.commit_group / wait_group in the issuing threads; sm_100a tcgen05.commit arrives
+ * on an mbarrier. kbd_mma_release hides that: on sm_90a it waits for all but the newest group and arrives
+ * for the previous stage, so one stage's MMAs stay in flight while the next is issued.
+ *
+ * Cost: kbd_mma is K/kstep x M/64 wgmma (sm_90a) or K/kstep x M/128 tcgen05.mma (sm_100a) with constant
+ * descriptors plus one add per K-step; kbd_mma_release is one wait_group + one arrive, or one tcgen05.commit.
+ * The CPU machine emulates the arch KBD_CPU_ARCH names (100 by default, 90), decoding the descriptors'
+ * bits exactly as the hardware does; its checks and numeric contract are in docs/mma.md.
+ */
+#ifndef KBD_MMA_H
+#define KBD_MMA_H
+
+#include "config.h"
+#include "layout.h"
+#include "mbarrier.h"
+#include "mma_desc.h"
+#include "stile.h"
+#include "tile_core.h"
+#include "types.h"
+
+/* The MMA the code being compiled targets: 90 (wgmma), 100 (tcgen05), or 0 where no kernel code is generated
+ * (nvcc's host pass parses kernel bodies with the sm_100a types and no arch checks). A device pass for any
+ * other target has no warpgroup MMA: a build error at the first call. */
+#if KBD_MODE_CPU
+#define KBD_MMA_ARCH KBD_CPU_ARCH
+#elif KBD_SM100A
+#define KBD_MMA_ARCH 100
+#elif KBD_SM90A
+#define KBD_MMA_ARCH 90
+#else
+#define KBD_MMA_ARCH 0
+#endif
+#define KBD__MMA_TARGET_OK (KBD_MMA_ARCH != 0 || !KBD_DEVICE_PASS)
+#define KBD__MMA_RULE_TARGET                                                                                           \
+  "kbd: warpgroup MMA needs sm_90a or sm_100a: build with -gencode arch=compute_90a,code=sm_90a and/or "               \
+  "-gencode arch=compute_100a,code=sm_100a (the plain sm_90/sm_100 targets have no wgmma/tcgen05)"
+#if KBD_MODE_CPU && KBD_CPU_ARCH != 90 && KBD_CPU_ARCH != 100
+#error "kbd: KBD_CPU_ARCH must be 90 (emulate sm_90a wgmma) or 100 (emulate sm_100a tcgen05)"
+#endif
+
+/* An accumulator is its own storage kind: register tile operations refuse it (read it with kbd_acc_load). */
+#define KBD_KIND_ACC KBD_KIND_TMEM
+#define KBD__ACC_RULE "kbd: this operation needs an accumulator (KBD_ACC)"
+
+/* The register layout of an M-row accumulator's view. */
+#define KBD_ACC_LAYOUT(M) (KBD_MMA_ARCH == 90 || (M) == 64 ? KBD_LAYOUT_WGMMA_ACC : KBD_LAYOUT_TMEM_ACC)
+#define KBD_ACC_TILE(dt, M, C) KBD_TILE_L(dt, M, C, KBD_WARPGROUP, KBD_ACC_LAYOUT(M))
+
+/* Tensor Memory columns an M x N accumulator takes: M = 64 and 128 use lanes 0..127 (M = 64: half of them,
+ * MMA Layout F) of N columns; taller accumulators are several M = 128 MMAs side by side. */
+#define KBD_ACC_TMEM_COLS(M, N) ((M) <= 128 ? (N) : (N) * ((M) / 128))
+
+#define KBD__ACC_RULE_DT "kbd: KBD_ACC: the accumulator type must be f32 (f16 and s32 accumulators are not offered yet)"
+#define KBD__ACC_RULE_M90 "kbd: KBD_ACC on sm_90a: M must be a multiple of 64 (one wgmma m64 block per 64 rows)"
+#define KBD__ACC_RULE_M100                                                                                             \
+  "kbd: KBD_ACC on sm_100a: M must be 64 or a multiple of 128 (tcgen05.mma M = 64 or 128; Tensor Memory has 128 "      \
+  "lanes, so taller accumulators are M = 128 blocks side by side in columns)"
+#define KBD__ACC_RULE_COLS "kbd: KBD_ACC: the accumulator needs more than the 512 Tensor Memory columns a CTA has"
+#define KBD__ACC_CHECKS(dt, M, N)                                                                                      \
+  KBD_STATIC_ASSERT(KBD_DT_##dt == KBD_DT_f32, KBD__ACC_RULE_DT);                                                      \
+  KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90 || ((M) > 0 && (M) % 64 == 0), KBD__ACC_RULE_M90);                              \
+  KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100 || (M) == 64 || ((M) > 0 && (M) % 128 == 0), KBD__ACC_RULE_M100);              \
+  KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100 || KBD_ACC_TMEM_COLS(M, N) <= KBD_TMEM_COLS, KBD__ACC_RULE_COLS);              \
+  KBD_STATIC_ASSERT((N) >= 8 && (N) <= 256 && (N) % 8 == 0, KBD_MMA_RULE_N)
+
+#if KBD_MMA_ARCH == 90
+/* sm_90a: the WGMMA_ACC registers, and the `empty` barrier of the newest committed group (kbd_mma_release). */
+#define KBD_ACC(dt, M, N)                                                                                              \
+  struct {                                                                                                             \
+    KBD__ACC_CHECKS(dt, M, N);                                                                                         \
+    KBD_TILE_L(dt, M, N, KBD_WARPGROUP, KBD_LAYOUT_WGMMA_ACC) r;                                                       \
+    uint64_t *pend;                                                                                                    \
+    char (*kbd_meta_)[M][N][KBD_WARPGROUP][KBD_LAYOUT_WGMMA_ACC][KBD_DT_##dt];                                         \
+    char (*kbd_kind_)[KBD_KIND_ACC];                                                                                   \
+  }
+#else
+/* sm_100a: lane 0 / first column of its Tensor Memory, its completion barrier and that barrier's phase. */
+#define KBD_ACC(dt, M, N)                                                                                              \
+  struct {                                                                                                             \
+    KBD__ACC_CHECKS(dt, M, N);                                                                                         \
+    uint32_t taddr;                                                                                                    \
+    uint32_t phase;                                                                                                    \
+    uint64_t *bar;                                                                                                     \
+    char (*kbd_meta_)[M][N][KBD_WARPGROUP][KBD_ACC_LAYOUT(M)][KBD_DT_##dt];                                            \
+    char (*kbd_kind_)[KBD_KIND_ACC];                                                                                   \
+  }
+#endif
+
+/* The Tensor Memory allocation of a CTA: tcgen05.alloc writes its address here (shared memory). */
+typedef struct kbd_tmem {
+  uint32_t addr;
+} kbd_tmem;
+
+#define KBD_TMEM_NCOLS_OK(n) ((n) >= KBD_TMEM_MIN_COLS && (n) <= KBD_TMEM_COLS && ((n) & ((n)-1)) == 0)
+#define KBD__TMEM_RULE_NCOLS                                                                                           \
+  "kbd: kbd_tmem_alloc: the column count must be a constant power of two in 32..512 (tcgen05.alloc, "                  \
+  "ptx-reference 5.1-5.2)"
+
+/* ---- operand types ------------------------------------------------------------------------------------- */
+#define KBD__MMA_TYPE(dtc)                                                                                             \
+  ((dtc) == KBD_DT_f16    ? (int)KBD_MMA_F16                                                                           \
+   : (dtc) == KBD_DT_bf16 ? (int)KBD_MMA_BF16                                                                          \
+   : (dtc) == KBD_DT_f32  ? (int)KBD_MMA_TF32                                                                          \
+   : (dtc) == KBD_DT_e4m3 ? (int)KBD_MMA_E4M3                                                                          \
+   : (dtc) == KBD_DT_e5m2 ? (int)KBD_MMA_E5M2                                                                          \
+                          : -1)
+#define KBD__MMA_KIND(a, b) kbd_mma_kind_of(KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)))
+#define KBD__MMA_KIND_CE(a, b)                                                                                         \
+  (KBD__MMA_TYPE(KBD_DTYPE(a)) < 0 || KBD__MMA_TYPE(KBD_DTYPE(b)) < 0         ? -1                                     \
+   : KBD_DTYPE(a) == KBD_DTYPE(b) || (KBD_ESIZE(a) == 1 && KBD_ESIZE(b) == 1) ? 0                                      \
+                                                                              : -1)
+
+#define KBD__MMA_RULE_KINDS "kbd_mma: acc must be a KBD_ACC, and a and b shared tiles (KBD_STILE / KBD_STILE_MN)"
+#define KBD__MMA_RULE_SHAPES                                                                                           \
+  "kbd_mma: shapes: a is M x K and b is N x K for an M x N accumulator (rows of a = acc rows, rows of b = acc "        \
+  "columns, the same K)"
+#define KBD__MMA_RULE_TYPES                                                                                            \
+  "kbd_mma: a and b must be f16 x f16, bf16 x bf16, f32 x f32 (tf32) or e4m3/e5m2 in any mix (ptx-reference 4.1, "     \
+  "5.4)"
+#define KBD__MMA_RULE_ACC_KIND "kbd_mma_release / kbd_mma_wait / kbd_acc_*: the first argument must be a KBD_ACC"
+#define KBD__MMA_RULE_VIEW                                                                                             \
+  "kbd_acc_load / kbd_acc_store: the register tile must be KBD_ACC_TILE(f32, M, C) of the accumulator's M rows "       \
+  "and type, with C <= N columns (a multiple of 8)"
+
+/* Compile-time checks of one kbd_mma call (declarations: used inside the call's block). */
+#define KBD__MMA_STATIC_CHECKS(acc, a, b)                                                                              \
+  KBD_STATIC_ASSERT(KBD__MMA_TARGET_OK, KBD__MMA_RULE_TARGET);                                                         \
+  KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC && KBD_KIND(a) == KBD_KIND_SMEM && KBD_KIND(b) == KBD_KIND_SMEM,     \
+                    KBD__MMA_RULE_KINDS);                                                                              \
+  KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(acc) && KBD_ROWS(b) == KBD_COLS(acc) && KBD_COLS(a) == KBD_COLS(b),        \
+                    KBD__MMA_RULE_SHAPES);                                                                             \
+  KBD_STATIC_ASSERT(KBD__MMA_KIND_CE(a, b) == 0, KBD__MMA_RULE_TYPES);                                                 \
+  KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_ARCH == 0 ? KBD_MMA_SM100 : KBD_MMA_ARCH, a);                                     \
+  KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_ARCH == 0 ? KBD_MMA_SM100 : KBD_MMA_ARCH, b)
+
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+#include "hw.h"
+#include "launch.h"
+#include "reduce.h" /* KBD_REDUCE_WG_BARRIER: the warpgroup's own named barrier */
+
+/* ---- Tensor Memory allocation ---------------------------------------------------------------------------- */
+KBD_DEV void kbd_tmem_alloc_(kbd_tmem *tm, uint32_t ncols, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd_hw_tmem_alloc(&tm->addr, ncols, KBD_SITE_ARGS);
+  /* kbd allocates once per CTA: giving the permit back lets a CTA that waits in its own tcgen05.alloc on
+   * this SM (another kernel's, or the next CTA of a persistent grid) get columns as soon as these are freed. */
+  kbd_hw_tmem_relinquish(KBD_SITE_ARGS);
+#else
+  (void)tm, (void)ncols;
+  KBD_SITE_UNUSED;
+#endif
+}
+KBD_DEV void kbd_tmem_free_(kbd_tmem *tm, uint32_t ncols, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd_hw_dsmem_read(&tm->addr, 4, 4, "kbd_tmem_free", KBD_SITE_ARGS);
+  /* the readers' tcgen05.ld were ordered before the barrier that precedes this call (ptx-reference 5.8) */
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  kbd_hw_tmem_dealloc(tm->addr, ncols, KBD_SITE_ARGS);
+#else
+  (void)tm, (void)ncols;
+  KBD_SITE_UNUSED;
+#endif
+}
+#define kbd_tmem_alloc(tm, ncols)                                                                                      \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_TMEM_NCOLS_OK(ncols), KBD__TMEM_RULE_NCOLS);                                                 \
+    kbd_tmem_alloc_((tm), (uint32_t)(ncols), KBD_SITE);                                                                \
+  } while (0)
+#define kbd_tmem_free(tm, ncols)                                                                                       \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_TMEM_NCOLS_OK(ncols), KBD__TMEM_RULE_NCOLS);                                                 \
+    kbd_tmem_free_((tm), (uint32_t)(ncols), KBD_SITE);                                                                 \
+  } while (0)
+
+/* ---- the accumulator ------------------------------------------------------------------------------------- */
+#if KBD_MMA_ARCH == 90
+#define kbd_acc_bind(acc, tm, col, bar) ((void)(tm), (void)(col), (void)(bar), (acc).pend = (uint64_t *)0)
+#else
+KBD_DEV uint32_t kbd__tmem_base(const kbd_tmem *tm, uint32_t col, KBD_SITE_PARAMS) {
+  kbd_hw_dsmem_read(&tm->addr, 4, 4, "kbd_acc_bind (the address tcgen05.alloc wrote)", KBD_SITE_ARGS);
+  return tm->addr + col;
+}
+#define kbd_acc_bind(acc, tm, col, bar)                                                                                \
+  ((acc).taddr = kbd__tmem_base((tm), (uint32_t)(col), KBD_SITE), (acc).bar = (bar), (acc).phase = 0u)
+#endif
+
+/* The warpgroup's elected thread: lane (elect.sync) of its first warp. tcgen05.commit tracks the MMAs of the
+ * executing thread, so the MMAs and their commits must come from the same one; elect.sync is deterministic. */
+#define KBD__WG_LEADER_WARP() ((kbd_warp_id() & 3) == 0)
+
+#if KBD_MMA_ARCH == 90
+/* ---- sm_90a: wgmma -------------------------------------------------------------------------------------- */
+KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc,
+                              kbd_smem_shape as, uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate,
+                              KBD_SITE_PARAMS) {
+  const int ksteps = kbd_mma_ksteps(&as);
+  /* wgmma.fence orders the warpgroup's earlier register accesses to the accumulator (a kbd_acc_load, an
+   * epilogue) before the MMAs that overwrite it (ptx-reference 4.2) */
+  kbd_hw_wgmma_fence(KBD_SITE_ARGS);
+  KBD_UNROLL
+  for (int j = 0; j < ksteps; ++j) {
+    const uint64_t bdesc = kbd_wgmma_smem_desc(&bs, baddr, 0, j);
+    KBD_UNROLL
+    for (int m = 0; m < mblocks; ++m)
+      kbd_hw_wgmma((char *)d + (size_t)m * (size_t)block_bytes, ld, kind, idesc,
+                   kbd_wgmma_smem_desc(&as, aaddr, 64 * m, j), bdesc, accumulate || j > 0, KBD_SITE_ARGS);
+  }
+  kbd_hw_wgmma_commit(KBD_SITE_ARGS);
+}
+#define KBD__ACC_NPT(acc) ((int)(sizeof((acc).r.v[0]) / sizeof((acc).r.v[0][0])))
+#define kbd__mma_(acc, a, b, accumulate, ta, tb)                                                                       \
+  kbd__wgmma_issue(                                                                                                    \
+      (void *)&(acc).r.v[0][0], KBD__ACC_NPT(acc), KBD_ROWS(acc) / 64,                                                 \
+      (int)(KBD_COLS(acc) / 2 * sizeof((acc).r.v[0][0])), kbd_mma_kind_of(ta, tb),                                     \
+      kbd_umma_instr_desc(ta, tb, KBD_MMA_F32, 64, KBD_COLS(acc), KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),         \
+      KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b), kbd_hw_smem_addr((b).p, KBD_SITE),    \
+      (accumulate), KBD_SITE)
+
+/* wait for all but the newest group; the group before it read the stage `pend` names */
+KBD_DEV uint64_t *kbd__wgmma_release(uint64_t *pend, uint64_t *next, int keep, KBD_SITE_PARAMS) {
+  if (keep)
+    kbd_hw_wgmma_wait(1, KBD_SITE_ARGS);
+  else
+    kbd_hw_wgmma_wait(0, KBD_SITE_ARGS);
+  if (pend && KBD__WG_LEADER_WARP()) {
+    KBD_ELECT_ONE { kbd_hw_mbar_arrive(pend, 1u, KBD_SITE_ARGS); }
+  }
+  return next;
+}
+#define kbd__mma_release_(acc, empty) ((acc).pend = kbd__wgmma_release((acc).pend, (empty), 1, KBD_SITE))
+#define kbd__mma_wait_(acc) ((acc).pend = kbd__wgmma_release((acc).pend, (uint64_t *)0, 0, KBD_SITE))
+
+#else
+/* ---- sm_100a: tcgen05.mma into Tensor Memory -------------------------------------------------------------- */
+KBD_DEV void kbd__umma_issue(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
+                             uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  const int ksteps = kbd_mma_ksteps(&as), mstep = m_total == 64 ? 64 : 128, mblocks = m_total / mstep;
+  if (!accumulate) {
+    /* The MMA overwrites columns the warpgroup may have read with tcgen05.ld (the previous tile's epilogue):
+     * those loads are complete (kbd_acc_load waits), and fence + barrier + fence orders them before the MMA
+     * of the leader thread (ptx-reference 5.8, "epilogue -> next MMA"). */
+    kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);
+    kbd_hw_bar_sync_named(KBD_REDUCE_WG_BARRIER + kbd_warpgroup_id(), KBD_WARPGROUP_SIZE, KBD_SITE_ARGS);
+    kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  }
+  if (KBD__WG_LEADER_WARP()) {
+    KBD_ELECT_ONE {
+      KBD_UNROLL
+      for (int j = 0; j < ksteps; ++j) {
+        const uint64_t bdesc = kbd_umma_smem_desc(&bs, baddr, 0, j);
+        KBD_UNROLL
+        for (int m = 0; m < mblocks; ++m)
+          kbd_hw_umma(taddr + (uint32_t)(m * n), kind, idesc, kbd_umma_smem_desc(&as, aaddr, mstep * m, j), bdesc,
+                      accumulate || j > 0, KBD_SITE_ARGS);
+      }
+    }
+  }
+#else
+  (void)taddr, (void)m_total, (void)n, (void)kind, (void)idesc, (void)as, (void)aaddr, (void)bs, (void)baddr;
+  (void)accumulate;
+  KBD_SITE_UNUSED;
+#endif
+}
+#define kbd__mma_(acc, a, b, accumulate, ta, tb)                                                                       \
+  kbd__umma_issue((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                                  \
+                  kbd_umma_instr_desc(ta, tb, KBD_MMA_F32, KBD_ROWS(acc) == 64 ? 64 : 128, KBD_COLS(acc),              \
+                                      KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                                     \
+                  KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                           \
+                  kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
+
+KBD_DEV void kbd__umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  if (KBD__WG_LEADER_WARP()) {
+    KBD_ELECT_ONE { kbd_hw_umma_commit(bar, KBD_SITE_ARGS); }
+  }
+#else
+  (void)bar;
+  KBD_SITE_UNUSED;
+#endif
+}
+/* all of acc's MMAs complete: commit to its barrier, wait for that phase, then order the warpgroup's
+ * tcgen05.ld after the wait (ptx-reference 5.8, "MMA -> epilogue") */
+KBD_DEV uint32_t kbd__umma_wait(uint64_t *bar, uint32_t phase, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd__umma_commit(bar, KBD_SITE_ARGS);
+  kbd_hw_mbar_wait(bar, phase, KBD_SITE_ARGS);
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+#else
+  (void)bar;
+  KBD_SITE_UNUSED;
+#endif
+  return phase ^ 1u;
+}
+#define kbd__mma_release_(acc, empty) kbd__umma_commit((empty), KBD_SITE)
+#define kbd__mma_wait_(acc) ((acc).phase = kbd__umma_wait((acc).bar, (acc).phase, KBD_SITE))
+#endif
+
+#define kbd_mma(acc, a, b, accumulate)                                                                                 \
+  do {                                                                                                                 \
+    KBD__MMA_STATIC_CHECKS(acc, a, b);                                                                                 \
+    kbd__mma_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)));                        \
+  } while (0)
+#define kbd_mma_release(acc, empty)                                                                                    \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    kbd__mma_release_(acc, empty);                                                                                     \
+  } while (0)
+#define kbd_mma_wait(acc)                                                                                              \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    kbd__mma_wait_(acc);                                                                                               \
+  } while (0)
+
+/* ---- the register view ------------------------------------------------------------------------------------ */
+#define KBD__VIEW_NPT(r) ((int)(sizeof((r).v[0]) / sizeof((r).v[0][0])))
+#define KBD__ACC_VIEW_CHECKS(acc, r)                                                                                   \
+  KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                            \
+  KBD__IS_REG(r);                                                                                                      \
+  KBD_STATIC_ASSERT(KBD_ROWS(r) == KBD_ROWS(acc) && KBD_DTYPE(r) == KBD_DTYPE(acc) &&                                  \
+                        KBD_LAYOUT(r) == KBD_ACC_LAYOUT(KBD_ROWS(acc)) && KBD_COLS(r) <= KBD_COLS(acc) &&              \
+                        KBD_COLS(r) % 8 == 0,                                                                          \
+                    KBD__MMA_RULE_VIEW)
+
+#if KBD_MMA_ARCH == 90
+/* WGMMA_ACC: element (block b, ii) of a C-column view is element (b, ii + 4*(col0/8)) of the N-column
+ * accumulator (4 elements per thread per 8 columns), so the view is register renaming after unrolling. */
+KBD_DEV void kbd__acc_copy(float *view, int vnpt, float *accv, int anpt, int mblocks, int vcols, int acols, int col0,
+                           int to_acc, KBD_SITE_PARAMS) {
+  const int vh = vcols / 2, ah = acols / 2, off = 4 * (col0 / 8);
+  kbd_hw_wgmma_acc_touch(accv, anpt, anpt, KBD_SITE_ARGS); /* CPU: no wgmma may still be writing acc */
+  for (int l = 0; l < KBD_LANES_HELD; ++l) {
+    KBD_UNROLL
+    for (int m = 0; m < mblocks; ++m) {
+      KBD_UNROLL
+      for (int i = 0; i < vh; ++i) {
+        float *a = &accv[l * anpt + m * ah + off + i], *v = &view[l * vnpt + m * vh + i];
+        if (to_acc)
+          *a = *v;
+        else
+          *v = *a;
+      }
+    }
+  }
+}
+#define kbd__acc_xfer(acc, r, col0, to_acc)                                                                            \
+  kbd__acc_copy(&(r).v[0][0], KBD__VIEW_NPT(r), &(acc).r.v[0][0], KBD__ACC_NPT(acc), KBD_ROWS(acc) / 64, KBD_COLS(r),  \
+                KBD_COLS(acc), (int)(col0), (to_acc), KBD_SITE)
+#else
+KBD_HD float kbd__f32_of_bits(uint32_t u) {
+  union {
+    uint32_t u;
+    float f;
+  } x;
+  x.u = u;
+  return x.f;
+}
+KBD_HD uint32_t kbd__bits_of_f32(float f) {
+  union {
+    uint32_t u;
+    float f;
+  } x;
+  x.f = f;
+  return x.u;
+}
+/* sm_100a. M = 64 (Layout F: row 16w + r at lane 32w + r): tcgen05.ld.16x256b from lane 32w gives exactly the
+ * WGMMA_ACC fragment, 8 columns per .x1, register 4k+2h+e = element 4k+2h+e of the view.
+ * M = 128*m (Layout D: row at its lane): tcgen05.ld.32x32b, thread l of warp w reads row 32w+l, register j
+ * = column j; block b of the view (rows 128b..) is the MMA of columns b*N... of the accumulator.
+ * Chunks of at most 32 registers keep each asm statement's operand list short. */
+KBD_DEV void kbd__acc_tmem(float *v, int npt, uint32_t taddr, int m_total, int ncols_acc, int cols, int col0,
+                           int to_acc, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  const uint32_t lane0 = (uint32_t)(32 * (kbd_warp_id() & 3)) << 16;
+  uint32_t cells[KBD_LANES_HELD * 32];
+  const int mblocks = m_total == 64 ? 1 : m_total / 128;
+  const int shape = m_total == 64 ? KBD_TMEM_16X256B : KBD_TMEM_32X32B;
+  const int per = m_total == 64 ? cols / 2 : cols; /* registers per block */
+  const int chunk = per < 32 ? per : 32;           /* registers per instruction */
+  const int ccols = m_total == 64 ? 2 * chunk : chunk;
+  const int xn = m_total == 64 ? chunk / 4 : chunk;
+  KBD_UNROLL
+  for (int m = 0; m < mblocks; ++m) {
+    KBD_UNROLL
+    for (int c = 0; c < per; c += chunk) {
+      const uint32_t t = taddr + lane0 + (uint32_t)(m * ncols_acc + col0 + (c / chunk) * ccols);
+      const int base = m * per + c;
+      if (!to_acc) {
+        kbd_hw_tmem_ld(cells, 32, t, shape, xn, KBD_SITE_ARGS);
+        kbd_hw_tmem_wait_ld(KBD_SITE_ARGS);
+        for (int l = 0; l < KBD_LANES_HELD; ++l) {
+          KBD_UNROLL
+          for (int j = 0; j < chunk; ++j)
+            v[l * npt + base + j] = kbd__f32_of_bits(cells[l * 32 + j]);
+        }
+      } else {
+        for (int l = 0; l < KBD_LANES_HELD; ++l) {
+          KBD_UNROLL
+          for (int j = 0; j < chunk; ++j)
+            cells[l * 32 + j] = kbd__bits_of_f32(v[l * npt + base + j]);
+        }
+        kbd_hw_tmem_st(t, cells, 32, shape, xn, KBD_SITE_ARGS);
+      }
+    }
+  }
+  if (to_acc) {
+    /* the stores must land before a later MMA of the leader thread accumulates onto them */
+    kbd_hw_tmem_wait_st(KBD_SITE_ARGS);
+    kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);
+    kbd_hw_bar_sync_named(KBD_REDUCE_WG_BARRIER + kbd_warpgroup_id(), KBD_WARPGROUP_SIZE, KBD_SITE_ARGS);
+    kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  }
+#else
+  (void)v, (void)npt, (void)taddr, (void)m_total, (void)ncols_acc, (void)cols, (void)col0, (void)to_acc;
+  KBD_SITE_UNUSED;
+#endif
+}
+#define kbd__acc_xfer(acc, r, col0, to_acc)                                                                            \
+  kbd__acc_tmem(&(r).v[0][0], KBD__VIEW_NPT(r), (acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), KBD_COLS(r), (int)(col0),   \
+                (to_acc), KBD_SITE)
+#endif
+
+#define kbd_acc_load(r, acc, col0)                                                                                     \
+  do {                                                                                                                 \
+    KBD__ACC_VIEW_CHECKS(acc, r);                                                                                      \
+    kbd__acc_xfer(acc, r, col0, 0);                                                                                    \
+  } while (0)
+#define kbd_acc_store(acc, r, col0)                                                                                    \
+  do {                                                                                                                 \
+    KBD__ACC_VIEW_CHECKS(acc, r);                                                                                      \
+    kbd__acc_xfer(acc, r, col0, 1);                                                                                    \
+  } while (0)
+
+#endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
+#endif /* KBD_MMA_H */
