@@ -11,6 +11,8 @@
  *   KBD_LAYOUT_MMA_A      mma.sync m16n8k16 A operand (16-bit elements) of a warp, in 16x16 blocks
  *   KBD_LAYOUT_MMA_B      mma.sync m16n8k16 B operand (K x N) of a warp, in 16x8 blocks
  *   KBD_LAYOUT_MMA_C      mma.sync m16n8 C/D accumulator of a warp, in 16x8 blocks
+ *   KBD_LAYOUT_TMEM_ACC   tcgen05 M=128 accumulator of a warpgroup read with tcgen05.ld.32x32b: thread t
+ *                         holds row t of each 128-row block, all C columns in column order
  *
  * Block order of the generalised MMA/WGMMA shapes: the tile is cut into blocks of the instruction's
  * shape, and blocks are numbered ROW-MAJOR over the block grid (column block fastest). Thread t holds
@@ -42,6 +44,7 @@ typedef struct kbd_coord {
 #define KBD_LAYOUT_MMA_A 3
 #define KBD_LAYOUT_MMA_B 4
 #define KBD_LAYOUT_MMA_C 5
+#define KBD_LAYOUT_TMEM_ACC 6
 
 /* Largest tile any layout accepts (elements). A tile lives in registers (64K x 32-bit per SM) or in
  * at most 227 KiB of shared memory, so no real tile comes near 2^20 elements; the cap keeps every
@@ -79,6 +82,14 @@ typedef struct kbd_coord {
 #define KBD_LAYOUT_MMA_C_OK(rows, cols, nthreads, vec)                                                                 \
   (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) == KBD_WARP_SIZE && (rows) % 16 == 0 && (cols) % 8 == 0)
 
+/* TMEM_ACC: an M = 128 tcgen05.mma writes D row m to TMEM lane m (ptx-reference §5.7, Layout D), and a
+ * warp w of a warpgroup can only read lanes 32(w%4)..+31 (§5.1), so the register view is fixed by the
+ * hardware: 128-row blocks, one row per thread. C is a multiple of 8 (the tcgen05.mma N step for M = 128)
+ * up to 512 (the TMEM columns of a CTA); taller tiles are several accumulators stacked in 128-row blocks. */
+#define KBD_LAYOUT_TMEM_ACC_OK(rows, cols, nthreads, vec)                                                              \
+  (KBD_LAYOUT_DIMS_OK_(rows, cols) && (nthreads) == KBD_WARPGROUP_SIZE && (rows) % 128 == 0 && (cols) % 8 == 0 &&      \
+   (cols) >= 8 && (cols) <= 512)
+
 /* 1 if (rows, cols, nthreads, vec) is a legal shape for `layout`, else 0 (always exactly 0 or 1).
  * vec only matters for ROW (the fixed MMA/WGMMA layouts ignore it; pass 1). Unknown layout id: 0. */
 #define KBD_LAYOUT_SHAPE_OK(layout, rows, cols, nthreads, vec)                                                         \
@@ -87,6 +98,7 @@ typedef struct kbd_coord {
    : (layout) == KBD_LAYOUT_MMA_A     ? KBD_LAYOUT_MMA_A_OK(rows, cols, nthreads, vec)                                 \
    : (layout) == KBD_LAYOUT_MMA_B     ? KBD_LAYOUT_MMA_B_OK(rows, cols, nthreads, vec)                                 \
    : (layout) == KBD_LAYOUT_MMA_C     ? KBD_LAYOUT_MMA_C_OK(rows, cols, nthreads, vec)                                 \
+   : (layout) == KBD_LAYOUT_TMEM_ACC  ? KBD_LAYOUT_TMEM_ACC_OK(rows, cols, nthreads, vec)                              \
                                       : 0)
 
 /* Messages naming each rule, for the static assertions of the tile macros. */
@@ -98,8 +110,10 @@ typedef struct kbd_coord {
 #define KBD_LAYOUT_RULE_MMA_A "kbd: MMA_A tiles are (16*m) x (16*k) (M x K), owned by a warp (32 threads)"
 #define KBD_LAYOUT_RULE_MMA_B "kbd: MMA_B tiles are (16*k) x (8*n) (K x N), owned by a warp (32 threads)"
 #define KBD_LAYOUT_RULE_MMA_C "kbd: MMA_C tiles are (16*m) x (8*n), owned by a warp (32 threads)"
+#define KBD_LAYOUT_RULE_TMEM_ACC                                                                                       \
+  "kbd: TMEM_ACC tiles are (128*m) x C with C a multiple of 8 in 8..512, owned by a warpgroup (128 threads)"
 
-/* Static check of a shape against a layout given by NAME (ROW, WGMMA_ACC, MMA_A, MMA_B, MMA_C),
+/* Static check of a shape against a layout given by NAME (ROW, WGMMA_ACC, MMA_A, MMA_B, MMA_C, TMEM_ACC),
  * failing with that layout's rule as the message. A declaration: file or block scope. It tests the
  * one layout's rule only, so compilers that print the failed condition print a short one. */
 #define KBD_LAYOUT_ASSERT_SHAPE(NAME, rows, cols, nthreads, vec)                                                       \
@@ -110,8 +124,8 @@ typedef struct kbd_coord {
  * A sequence of declarations, usable at file/block scope and inside a struct (C11 and C++ allow a
  * static assertion as a member declaration). */
 #define KBD_LAYOUT_STATIC_CHECK(layout, rows, cols, nthreads, vec)                                                     \
-  KBD_STATIC_ASSERT((layout) >= KBD_LAYOUT_ROW && (layout) <= KBD_LAYOUT_MMA_C,                                        \
-                    "kbd: unknown layout id (use KBD_LAYOUT_ROW, _WGMMA_ACC, _MMA_A, _MMA_B or _MMA_C)");              \
+  KBD_STATIC_ASSERT((layout) >= KBD_LAYOUT_ROW && (layout) <= KBD_LAYOUT_TMEM_ACC,                                     \
+                    "kbd: unknown layout id (use KBD_LAYOUT_ROW, _WGMMA_ACC, _MMA_A, _MMA_B, _MMA_C or _TMEM_ACC)");   \
   KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_ROW || KBD_LAYOUT_ROW_OK(rows, cols, nthreads, vec), KBD_LAYOUT_RULE_ROW);  \
   KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_WGMMA_ACC || KBD_LAYOUT_WGMMA_ACC_OK(rows, cols, nthreads, vec),            \
                     KBD_LAYOUT_RULE_WGMMA_ACC);                                                                        \
@@ -120,13 +134,15 @@ typedef struct kbd_coord {
   KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_MMA_B || KBD_LAYOUT_MMA_B_OK(rows, cols, nthreads, vec),                    \
                     KBD_LAYOUT_RULE_MMA_B);                                                                            \
   KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_MMA_C || KBD_LAYOUT_MMA_C_OK(rows, cols, nthreads, vec),                    \
-                    KBD_LAYOUT_RULE_MMA_C)
+                    KBD_LAYOUT_RULE_MMA_C);                                                                            \
+  KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_TMEM_ACC || KBD_LAYOUT_TMEM_ACC_OK(rows, cols, nthreads, vec),              \
+                    KBD_LAYOUT_RULE_TMEM_ACC)
 
-/* Threads that own a tile of `layout`: fixed by the instruction for MMA (a warp) and WGMMA (a
+/* Threads that own a tile of `layout`: fixed by the instruction for MMA (a warp), WGMMA and TMEM_ACC (a
  * warpgroup), the caller's choice for ROW; 0 for an unknown id. */
 #define KBD_LAYOUT_THREADS(layout, nthreads)                                                                           \
   ((layout) == KBD_LAYOUT_ROW                                                                     ? (nthreads)         \
-   : (layout) == KBD_LAYOUT_WGMMA_ACC                                                             ? KBD_WARPGROUP_SIZE \
+   : (layout) == KBD_LAYOUT_WGMMA_ACC || (layout) == KBD_LAYOUT_TMEM_ACC                          ? KBD_WARPGROUP_SIZE \
    : (layout) == KBD_LAYOUT_MMA_A || (layout) == KBD_LAYOUT_MMA_B || (layout) == KBD_LAYOUT_MMA_C ? KBD_WARP_SIZE      \
                                                                                                   : 0)
 /* Elements per thread (constant expression: the size of a tile's register array). Meaningful for
@@ -217,6 +233,18 @@ KBD_HD kbd_coord kbd_layout_mma_b(int rows, int cols, int lane, int i) {
                         (int)(8u * (b % nb) + ul / 4u));
 }
 
+/* TMEM_ACC: (128*mb) x C accumulator of a warpgroup as tcgen05.ld.32x32b delivers it (ptx-reference §5.3:
+ * register j of lane l of warp w = TMEM lane 32w + l, column C0 + j; §5.7: D row m = TMEM lane m):
+ *     row = 128*(i/C) + t,  col = i % C.
+ * A thread's elements i = b*C .. b*C+C-1 are one whole row in column order, so any aligned run of them is
+ * one contiguous run of a row-major image (the 16-byte shared/global vector accesses of stile_move.h and
+ * tile_io.h), and a row reduction needs no communication at all. */
+KBD_HD kbd_coord kbd_layout_tmem_acc(int rows, int cols, int t, int i) {
+  unsigned c = (unsigned)cols, ui = (unsigned)i;
+  (void)rows;
+  return kbd_coord_make((int)(128u * (ui / c) + (unsigned)t), (int)(ui % c));
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------- */
 
 /* (row, col) of element i of thread t for any layout; {-1, -1} for an unknown id. With a constant
@@ -227,6 +255,7 @@ KBD_HD kbd_coord kbd_layout_coord(int layout, int rows, int cols, int nthreads, 
   if (layout == KBD_LAYOUT_MMA_A) return kbd_layout_mma_a(rows, cols, t, i);
   if (layout == KBD_LAYOUT_MMA_B) return kbd_layout_mma_b(rows, cols, t, i);
   if (layout == KBD_LAYOUT_MMA_C) return kbd_layout_mma_c(rows, cols, t, i);
+  if (layout == KBD_LAYOUT_TMEM_ACC) return kbd_layout_tmem_acc(rows, cols, t, i);
   return kbd_coord_make(-1, -1);
 }
 

@@ -4,14 +4,14 @@
  *   KBD_COLVEC(dt, t) c;                 float tiles, i32 for i32 tiles); ... of the columns
  *   kbd_reduce_rows(m, t, op)            m = op over each row of t
  *   kbd_reduce_cols(c, t, op)            c = op over each column of t
- *   kbd_scan_rows(d, tot, t, op, excl)   ROW tiles: d = scan of t along each row; tot (KBD_ROWVEC) = totals
+ *   kbd_scan_rows(d, tot, t, op, excl)   ROW/TMEM_ACC tiles: d = scan of t along each row; tot = totals
  *   kbd_bcast_rows(d, a, m, op)          d[r][c] = a[r][c] op m[r]   (KBD_OP_ADD/SUB/MUL/DIV/MIN/MAX)
  *   kbd_bcast_cols(d, a, c, op)          d[r][c] = a[r][c] op c[c]
  *   kbd_vec_store(p, m)                  p[r] = m[r] (p[c] = c[c]), each index written once per scope
  *   KBD_VEC_AT(m, lane, k), KBD_VEC_SLOTS(m), KBD_VEC_SLOT(m, i), KBD_VEC_INDEX(m, lane, k)
  *
- * Tiles: ROW (any scope), WGMMA_ACC (warpgroup), MMA_C (warp). Ops as in kbd/reduce.h: sum, max, min for
- * every dtype (floats widened exactly to f32), and, or, xor for i32; scans: sum, max, min. Max/min are PTX
+ * Tiles: ROW (any scope), WGMMA_ACC and TMEM_ACC (warpgroup), MMA_C (warp). Ops as in kbd/reduce.h: sum,
+ * max, min for every dtype (floats widened exactly to f32), and, or, xor for i32; scans: sum, max, min. Max/min are PTX
  * max.f32/min.f32 (NaN ignored, +0 > -0). Anything else fails to compile with a message naming the rule.
  *
  * Result placement (docs/design/tile-reductions.md): a vector holds, in every thread, exactly the rows
@@ -20,6 +20,7 @@
  *   WGMMA_ACC (64 mb) x N: 2 mb row slots (rows 64b + 16w + l/4 + 8h, slot 2b + h), N/4 column slots
  *                          (cols 8j + 2(l%4) + c, slot 2j + c); MMA_C: the same per 16 x 8 block.
  *   ROW R x C (scope S, vec V, CPR = C/V vectors per row): one slot per row held, V per column run.
+ *   TMEM_ACC (128 mb) x C: mb row slots (row 128b + t, slot b), C column slots (column c, slot c).
  *
  * Algorithm (identical on CPU and GPU, so f32 results are bit-identical): (1) per thread, a pairwise tree
  * over each slot's elements in element order; (2) shfl.sync.bfly over the lane bits that the key does not
@@ -31,6 +32,10 @@
  * exists when step 3 does. Barriers: bar.sync 0 when the scope is the block, else named barrier
  * KBD_REDUCE_WG_BARRIER + warpgroup (128 threads); every thread of the scope must reach the call (the CPU
  * machine reports a missing warp as a deadlock at the caller's file:line).
+ * TMEM_ACC rows (and row scans) are entirely per thread: a thread holds its rows whole (kbd/layout.h), so
+ * step 1 alone gives the result - no shuffle, no shared memory, no barrier. TMEM_ACC columns span every lane
+ * and all 4 warps: step 2 with masks 1..16 per column (5 shuffles per column) and step 3 over the 4 warps
+ * (C words per warp of shared memory, two barriers): correct, but ~5C shuffles per call - reduce rows.
  * Costs: docs/reduce.md; f32 sum error <= gamma_k * sum|x|, k = ceil(log2 n) + bfly steps + ceil(log2 warps).
  */
 #ifndef KBD_REDUCE_TILE_H
@@ -64,33 +69,37 @@
   ((KBD__RT_CPR(C, V) <= 32 && KBD__RT_CPR(C, V) >= 1 && (KBD__RT_CPR(C, V) & (KBD__RT_CPR(C, V) - 1)) == 0) ||        \
    (KBD__RT_CPR(C, V) % 32 == 0 && KBD__RT_CPR(C, V) > 0 &&                                                            \
     ((S) % KBD__RT_NZ(KBD__RT_CPR(C, V)) == 0 || KBD__RT_CPR(C, V) % KBD__RT_NZ(S) == 0)))
-#define KBD__RT_LAYOUT_OK(L) ((L) == KBD_LAYOUT_ROW || (L) == KBD_LAYOUT_WGMMA_ACC || (L) == KBD_LAYOUT_MMA_C)
+#define KBD__RT_LAYOUT_OK(L)                                                                                           \
+  ((L) == KBD_LAYOUT_ROW || (L) == KBD_LAYOUT_WGMMA_ACC || (L) == KBD_LAYOUT_MMA_C || (L) == KBD_LAYOUT_TMEM_ACC)
 
 /* Slots (distinct keys) per thread. */
 #define KBD__RT_NSLOT(L, R, C, S, V, AX)                                                                               \
-  ((L) == KBD_LAYOUT_WGMMA_ACC ? ((AX) == KBD__RT_ROWS ? 2 * ((R) / 64) : (C) / 4)                                     \
-   : (L) == KBD_LAYOUT_MMA_C   ? ((AX) == KBD__RT_ROWS ? 2 * ((R) / 16) : (C) / 4)                                     \
-   : (AX) == KBD__RT_ROWS      ? (int)((long long)(R) * (C) / KBD__RT_NZ(S) / KBD__RT_NZ(V)) / KBD__RT_K(C, S, V)      \
-                               : KBD__RT_K(C, S, V) * (V))
+  ((L) == KBD_LAYOUT_TMEM_ACC    ? ((AX) == KBD__RT_ROWS ? (R) / 128 : (C))                                            \
+   : (L) == KBD_LAYOUT_WGMMA_ACC ? ((AX) == KBD__RT_ROWS ? 2 * ((R) / 64) : (C) / 4)                                   \
+   : (L) == KBD_LAYOUT_MMA_C     ? ((AX) == KBD__RT_ROWS ? 2 * ((R) / 16) : (C) / 4)                                   \
+   : (AX) == KBD__RT_ROWS        ? (int)((long long)(R) * (C) / KBD__RT_NZ(S) / KBD__RT_NZ(V)) / KBD__RT_K(C, S, V)    \
+                                 : KBD__RT_K(C, S, V) * (V))
 /* Lane bits [lo, hi) that vary inside one key: the butterfly masks 1<<lo .. 1<<(hi-1). */
 #define KBD__RT_LO(L, C, S, V, AX)                                                                                     \
-  ((L) != KBD_LAYOUT_ROW                            ? ((AX) == KBD__RT_ROWS ? 0 : 2)                                   \
+  ((L) == KBD_LAYOUT_TMEM_ACC                       ? 0                                                                \
+   : (L) != KBD_LAYOUT_ROW                          ? ((AX) == KBD__RT_ROWS ? 0 : 2)                                   \
    : (AX) == KBD__RT_COLS && KBD__RT_CPR(C, V) < 32 ? KBD__RT_LOG2(KBD__RT_CPR(C, V))                                  \
                                                     : 0)
 #define KBD__RT_HI(L, C, S, V, AX)                                                                                     \
-  ((L) != KBD_LAYOUT_ROW    ? ((AX) == KBD__RT_ROWS ? 2 : 5)                                                           \
-   : (AX) == KBD__RT_ROWS   ? KBD__RT_LOG2(KBD__RT_GW(C, S, V))                                                        \
-   : KBD__RT_CPR(C, V) < 32 ? 5                                                                                        \
-                            : 0)
+  ((L) == KBD_LAYOUT_TMEM_ACC ? ((AX) == KBD__RT_ROWS ? 0 : 5)                                                         \
+   : (L) != KBD_LAYOUT_ROW    ? ((AX) == KBD__RT_ROWS ? 2 : 5)                                                         \
+   : (AX) == KBD__RT_ROWS     ? KBD__RT_LOG2(KBD__RT_GW(C, S, V))                                                      \
+   : KBD__RT_CPR(C, V) < 32   ? 5                                                                                      \
+                              : 0)
 /* Cross-warp step: xn warps of the scope share a key, `xs` apart (1: consecutive warps). */
 #define KBD__RT_XS(L, C, S, V, AX)                                                                                     \
   ((L) == KBD_LAYOUT_ROW && (AX) == KBD__RT_COLS && KBD__RT_CPR(C, V) > 32 ? KBD__RT_CPR(C, V) / 32 : 1)
 #define KBD__RT_XN(L, C, S, V, AX)                                                                                     \
-  ((L) == KBD_LAYOUT_WGMMA_ACC ? ((AX) == KBD__RT_COLS ? 4 : 1)                                                        \
-   : (L) == KBD_LAYOUT_MMA_C   ? 1                                                                                     \
-   : (AX) == KBD__RT_ROWS      ? (KBD__RT_G(C, S, V) > 32 ? KBD__RT_G(C, S, V) / 32 : 1)                               \
-   : KBD__RT_K(C, S, V) > 1    ? 1                                                                                     \
-                               : ((S) / 32) / KBD__RT_NZ(KBD__RT_XS(L, C, S, V, AX)))
+  ((L) == KBD_LAYOUT_WGMMA_ACC || (L) == KBD_LAYOUT_TMEM_ACC ? ((AX) == KBD__RT_COLS ? 4 : 1)                          \
+   : (L) == KBD_LAYOUT_MMA_C                                 ? 1                                                       \
+   : (AX) == KBD__RT_ROWS                                    ? (KBD__RT_G(C, S, V) > 32 ? KBD__RT_G(C, S, V) / 32 : 1) \
+   : KBD__RT_K(C, S, V) > 1                                  ? 1                                                       \
+                                                             : ((S) / 32) / KBD__RT_NZ(KBD__RT_XS(L, C, S, V, AX)))
 /* Lanes per warp that hold distinct partials of one slot (the representatives after the butterfly). */
 #define KBD__RT_NREP(L, C, S, V, AX) (32 >> (KBD__RT_HI(L, C, S, V, AX) - KBD__RT_LO(L, C, S, V, AX)))
 
@@ -121,12 +130,20 @@ KBD_HD kbd_rt_plan kbd_rt_plan_of(int L, int R, int C, int S, int V, int AX) {
   p.k = KBD__RT_K(C, S, V);
   p.g = KBD__RT_G(C, S, V);
   p.gw = KBD__RT_GW(C, S, V);
+  if (L == KBD_LAYOUT_TMEM_ACC) { /* for the row scan: a row is one C-element run of one thread (K = G = 1) */
+    p.vec = C;
+    p.k = p.g = p.gw = 1;
+  }
   return p;
 }
 
 /* Fragment index of the e-th element (element order) of slot k. Each slot has exactly p.n elements. */
 KBD_HD int kbd_rt_elem(kbd_rt_plan p, int k, int e) {
   const unsigned uk = (unsigned)k, ue = (unsigned)e;
+  if (p.layout == KBD_LAYOUT_TMEM_ACC) { /* element i: row block i/C, column i%C */
+    const unsigned c = (unsigned)p.cols;
+    return p.axis == KBD__RT_ROWS ? (int)(uk * c + ue) : (int)(ue * c + uk);
+  }
   if (p.layout ==
       KBD_LAYOUT_WGMMA_ACC) { /* element i: block i/(N/2), ii = i%(N/2): row 2-set (ii/2)%2, col 4-set ii/4 */
     const unsigned half = (unsigned)p.cols / 2u;
@@ -148,6 +165,8 @@ KBD_HD int kbd_rt_elem(kbd_rt_plan p, int k, int e) {
 /* Slot of fragment element i (the inverse of kbd_rt_elem). */
 KBD_HD int kbd_rt_slot(kbd_rt_plan p, int i) {
   const unsigned ui = (unsigned)i;
+  if (p.layout == KBD_LAYOUT_TMEM_ACC)
+    return p.axis == KBD__RT_ROWS ? (int)(ui / (unsigned)p.cols) : (int)(ui % (unsigned)p.cols);
   if (p.layout == KBD_LAYOUT_WGMMA_ACC) {
     const unsigned half = (unsigned)p.cols / 2u, ii = ui % half;
     return p.axis == KBD__RT_ROWS ? (int)(2u * (ui / half) + (ii / 2u) % 2u) : (int)(2u * (ii / 4u) + ii % 2u);
@@ -276,7 +295,7 @@ KBD_TILE_FN void kbd_rt_reduce_(kbd_rt_plan p, const void *frag, int dt, int op,
   kbd_red_barrier_(p.scope, block_threads, file, line);
 }
 
-/* ---- row scan (ROW tiles) --------------------------------------------------------------------------------- */
+/* ---- row scan (ROW tiles; TMEM_ACC: a ROW plan with one C-element run per row) ----------------------------- */
 
 /* d = scan of t along each row; tot[k][l] = row totals. ex, gt: nst x KBD_LANES_HELD scratch (nst = npt/V
  * stripes); slots: nwarps x nst words when p.xn > 1. */
@@ -376,8 +395,8 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
   "kbd: row/column reductions of a ROW tile need C/vec (vectors per row) to be a power of two <= 32, or a "            \
   "multiple of 32 that divides or is a multiple of the scope's thread count"
 #define KBD__RT_CHECK_LAYOUT(L, C, S, V)                                                                               \
-  KBD_STATIC_ASSERT(KBD__RT_LAYOUT_OK(L), "kbd: row/column reductions and row scans take ROW, WGMMA_ACC or MMA_C "     \
-                                          "tiles (MMA_A/MMA_B are MMA operands: convert them first)");                 \
+  KBD_STATIC_ASSERT(KBD__RT_LAYOUT_OK(L), "kbd: row/column reductions take ROW, WGMMA_ACC or MMA_C tiles "             \
+                                          "and TMEM_ACC tiles (MMA_A/MMA_B are MMA operands: convert them first)");    \
   KBD_STATIC_ASSERT((L) != KBD_LAYOUT_ROW || KBD__RT_ROW_SHAPE_OK(C, S, V), KBD__RT_VEC_RULE)
 
 /* The vector width that matters for the fragment order: ROW tiles only (the fixed MMA layouts ignore it). */
@@ -468,20 +487,25 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
 #define kbd_reduce_rows(m, t, op) KBD__RT_REDUCE(m, t, op, KBD__RT_ROWS)
 #define kbd_reduce_cols(m, t, op) KBD__RT_REDUCE(m, t, op, KBD__RT_COLS)
 
+/* Stripes of a row scan per thread: ROW npt/vec runs; TMEM_ACC one C-element run per 128-row block. */
+#define KBD__RT_NST(t)                                                                                                 \
+  KBD__POS(KBD_LAYOUT(t) == KBD_LAYOUT_TMEM_ACC ? KBD_ROWS(t) / 128 : KBD_NPT(t) / KBD__POS(KBD_VEC(t)))
+
 #define kbd_scan_rows(d, tot, t, op, excl)                                                                             \
   do {                                                                                                                 \
     KBD__SCAN_OP_OK(op);                                                                                               \
-    KBD_STATIC_ASSERT(KBD_LAYOUT(t) == KBD_LAYOUT_ROW, "kbd: kbd_scan_rows scans ROW tiles");                          \
+    KBD_STATIC_ASSERT(KBD_LAYOUT(t) == KBD_LAYOUT_ROW || KBD_LAYOUT(t) == KBD_LAYOUT_TMEM_ACC,                         \
+                      "kbd: kbd_scan_rows scans ROW tiles and TMEM_ACC tiles");                                        \
     KBD__SAME_SHAPE(d, t);                                                                                             \
     KBD__RT_SAME_VEC(d, t);                                                                                            \
     KBD__RT_SCOPE_OK(t);                                                                                               \
     KBD__RT_MATCH(tot, t, KBD__RT_ROWS);                                                                               \
     const kbd_rt_plan kbd_sp_ = KBD__T_PLAN(t, KBD__RT_ROWS);                                                          \
-    uint32_t kbd_sex_[KBD__POS(KBD_NPT(t) / KBD_VEC(t))][KBD_LANES_HELD];                                              \
-    uint32_t kbd_sgt_[KBD__POS(KBD_NPT(t) / KBD_VEC(t))][KBD_LANES_HELD];                                              \
+    uint32_t kbd_sex_[KBD__RT_NST(t)][KBD_LANES_HELD];                                                                 \
+    uint32_t kbd_sgt_[KBD__RT_NST(t)][KBD_LANES_HELD];                                                                 \
     uint32_t kbd_stot_[KBD_VEC_SLOTS(tot)][KBD_LANES_HELD];                                                            \
-    KBD__RT_SMEM(kbd_ssl_, (KBD_BLOCK_THREADS / KBD_WARP_SIZE) * (KBD_NPT(t) / KBD_VEC(t)),                            \
-                 KBD__RT_XN(KBD_LAYOUT_ROW, KBD_COLS(t), KBD_SCOPE(t), KBD_VEC(t), KBD__RT_ROWS) > 1);                 \
+    KBD__RT_SMEM(kbd_ssl_, (KBD_BLOCK_THREADS / KBD_WARP_SIZE) * KBD__RT_NST(t),                                       \
+                 KBD__RT_XN(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), KBD__RT_ROWS) > 1);             \
     kbd_rt_scan_rows_(kbd_sp_, (d).v, KBD_DTYPE(d), (t).v, KBD_DTYPE(t), (op), (excl), &kbd_sex_[0][0],                \
                       &kbd_sgt_[0][0], &kbd_stot_[0][0], kbd_ssl_, KBD_BLOCK_THREADS, __FILE__, __LINE__);             \
     KBD__RT_OUT(tot, kbd_stot_);                                                                                       \

@@ -22,8 +22,19 @@
  *     MN-major) is a multiple of 8, so each row an instruction addresses is 16 aligned bytes (see the proof
  *     below). One instruction moves four 8x8 matrices = 8 elements per thread.
  *   - everything else: per thread, one ld.shared/st.shared per run of consecutive elements (a ROW vector of
- *     vec elements, an MMA pair) when the run lies along the contiguous dimension at an aligned start (at
- *     most 16 bytes, inside one 16-byte swizzle unit), else one per element.
+ *     vec elements, an MMA pair, 16 bytes of a TMEM_ACC row) when the run lies along the contiguous
+ *     dimension at an aligned start (at most 16 bytes, inside one 16-byte swizzle unit), else one per element.
+ *   - TMEM_ACC (thread t holds row t of each 128-row block whole, kbd/layout.h): runs of 16 bytes (4 f32,
+ *     8 bf16/f16, 16 fp8 or 8 when C is not a multiple of 16), i.e. ld/st.shared.v4 along the row for a
+ *     K-major tile (and for a transposed move into an MN-major one); an MN-major tile (not transposed) takes
+ *     the element path: one access per element, the 32 lanes on 32 consecutive elements of one column
+ *     (contiguous inside a 16-byte unit). Wavefronts of one warp-wide 16-byte access (32 rows, same column
+ *     chunk): 32 x 16 bytes need at least 4; with any swizzle the 8 threads of a quarter-warp are 8
+ *     consecutive rows, whose chunk index is XORed with 8 distinct line phases (128B: row%8; 64B: row%2
+ *     picks the 64-byte half and row/2%4 the XOR; 32B: row%4 the quarter and row/4%2 the XOR), so they cover
+ *     all 32 banks: 4 wavefronts, the minimum. A NONE tile whose row pitch is a multiple of 128 bytes puts
+ *     all 32 rows' chunks in one bank group: 32 wavefronts (8-way conflict) - swizzle an epilogue tile.
+ *     tests/layout/test_layout_tmem.c counts this from kbd_smem_tile_offset.
  * CPU mode: the same plan (the m8n8 instructions are emulated as the PTX ISA defines them, ptx-reference
  * §7.2), every byte through the shared-memory checks (bounds of one allocation, never-written bytes, bytes a
  * TMA copy is still writing, races), each report naming the shared-tile element (row, col); a window that
@@ -68,9 +79,14 @@ KBD_HD kbd_coord kbd_stile_elem(int trans, int r0, int c0, kbd_coord rc) {
 KBD_HD int kbd_stile_cont_dim(int major) { return major == KBD_SMEM_MN_MAJOR ? 0 : 1; }
 
 /* A thread's runs of consecutive fragment elements: ROW vectors of vec elements along a row; MMA/WGMMA pairs
- * (the two halves of one .b32), along a row except MMA_B's (two adjacent k of one column). Returned in
- * shared-tile coordinates: 1 = along columns, 0 = along rows. */
-KBD_HD int kbd_stile_run_len(kbd_tile_shape t) { return t.layout == KBD_LAYOUT_ROW ? t.vec : 2; }
+ * (the two halves of one .b32), along a row except MMA_B's (two adjacent k of one column); TMEM_ACC 16-byte
+ * pieces of the thread's row. Returned in shared-tile coordinates: 1 = along columns, 0 = along rows. */
+KBD_HD int kbd_stile_run_len(kbd_tile_shape t) {
+  /* TMEM_ACC: the widest PTX vector access is 16 bytes; C is a multiple of 8, so only fp8 rows that are
+   * not a multiple of 16 elements need the 8-element run. */
+  if (t.layout == KBD_LAYOUT_TMEM_ACC) return 16 / t.esize > 8 && t.cols % 16 != 0 ? 8 : 16 / t.esize;
+  return t.layout == KBD_LAYOUT_ROW ? t.vec : 2;
+}
 KBD_HD int kbd_stile_run_dim(int layout, int trans) { return (layout == KBD_LAYOUT_MMA_B ? 0 : 1) ^ (trans != 0); }
 
 /* 1 when the shape and window admit the m8n8 matrix instructions (see the header comment). */

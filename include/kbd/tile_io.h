@@ -11,7 +11,10 @@
  * Cost (ROW layout): when the tensor address and ld are 16-byte multiples, each thread moves its
  * elements in 16-byte chunks (ld.global.v4 / st.global.v4: consecutive threads hit consecutive chunks,
  * so a warp moves full 128-byte lines); a chunk straddling the edge falls back to per-element masked
- * accesses. Other layouts move one element at a time.
+ * accesses. TMEM_ACC (a thread holds whole rows, kbd/layout.h) moves 16-byte pieces of the thread's row under
+ * the same alignment test: 32 rows per warp instruction, so 32 sectors of which 16 bytes each are used - the
+ * register view of an accumulator is not a coalesced layout; stage through a shared tile and a TMA store for
+ * a fast epilogue. Other layouts move one element at a time.
  * CPU mode checks, each failing the launch with file:line: every access against kbd_malloc's allocations
  * (global) or the block's allocations (shared); shared reads of never-written bytes and unordered
  * accesses between warps (races) through the shadow state (docs/cpu-machine.md).
@@ -85,6 +88,14 @@ KBD_TILE_FN void kbd_tile_access(char *m, size_t bytes, int esize, int store, in
   }
 }
 
+/* Elements per vector access: ROW its vec; TMEM_ACC 16 bytes of the thread's row (elements b*C .. b*C+C-1
+ * are row 128b + t in column order, C a multiple of 8: only fp8 rows that are not a multiple of 16 elements
+ * take 8-byte pieces); other layouts 1 (their consecutive elements are not consecutive in memory). */
+KBD_TILE_FN int kbd_tile_run_(kbd_tile_shape s) {
+  if (s.layout == KBD_LAYOUT_TMEM_ACC) return 16 / s.esize > 8 && s.cols % 16 != 0 ? 8 : 16 / s.esize;
+  return s.layout == KBD_LAYOUT_ROW ? s.vec : 1;
+}
+
 /* The one routine behind every tile <-> memory move. frag: the tile's v array; mem: element (0,0) of the
  * tensor; the tile's (0,0) lands at tensor (r0, c0). is_smem: shared memory (no masking). */
 KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long long nrows, long long ncols, long long ld,
@@ -136,21 +147,21 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
     }
   }
 #endif
-  /* Vector path: ROW layout, vec > 1, and every chunk start 16/8/4-byte aligned in memory. Warp-uniform. */
-  const int vb = s.vec * es;
-  const int vec_ok = s.layout == KBD_LAYOUT_ROW && s.vec > 1 &&
+  /* Vector path: ROW (vec > 1) or TMEM_ACC, and every chunk start 16/8/4-byte aligned in memory. Warp-uniform. */
+  const int run = kbd_tile_run_(s), vb = run * es;
+  const int vec_ok = run > 1 &&
                      ((unsigned long long)(size_t)(mem + (r0 * ld + c0) * es) % (unsigned long long)vb) == 0 &&
                      (s.rows == 1 || ((unsigned long long)(ld * es) % (unsigned long long)vb) == 0);
   for (int l = 0; l < KBD_LANES_HELD; ++l) {
     const int tid = KBD_SCOPE_TID(s.scope, l);
     char *f = (char *)frag + (size_t)l * s.npt * es;
-    const int step = s.layout == KBD_LAYOUT_ROW ? s.vec : 1;
+    const int step = run;
     KBD_UNROLL for (int i = 0; i < s.npt; i += step) {
       const kbd_coord c = kbd_tile_coord(s, tid, i);
       const long long gr = r0 + c.row, gc = c0 + c.col;
       const int row_in = gr >= 0 && gr < nrows;
       char *m = mem + (gr * ld + gc) * es;
-      if (vec_ok && row_in && gc >= 0 && gc + s.vec <= ncols) {
+      if (vec_ok && row_in && gc >= 0 && gc + run <= ncols) {
         kbd_tile_access(m, (size_t)vb, es, store, is_smem, what, c.row, c.col, file, line);
         if (store)
           kbd_chunk_copy_out(m, f + (size_t)i * es, vb);

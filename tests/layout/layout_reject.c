@@ -14,8 +14,10 @@ struct legal_tile {
   KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_MMA_A, 16, 16, 32, 1);
   KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_MMA_B, 16, 8, 32, 1);
   KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_MMA_C, 16, 8, 32, 1);
+  KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_TMEM_ACC, 256, 512, 128, 1);
   int v;
 };
+KBD_LAYOUT_ASSERT_SHAPE(TMEM_ACC, 128, 8, 128, 1);
 #elif KBD_REJECT_CASE == 1
 KBD_LAYOUT_ASSERT_SHAPE(WGMMA_ACC, 64, 260, 128, 1); /* N not a multiple of 8, > 256 */
 #elif KBD_REJECT_CASE == 2
@@ -37,6 +39,15 @@ struct bad_tile { /* id form inside a struct, as a tile type declares it */
 };
 #elif KBD_REJECT_CASE == 9
 KBD_LAYOUT_STATIC_CHECK(9, 64, 64, 128, 1); /* unknown layout id */
+#elif KBD_REJECT_CASE == 10
+KBD_LAYOUT_ASSERT_SHAPE(TMEM_ACC, 64, 64, 128, 1); /* M = 64 is not a TMEM_ACC (Layout D) accumulator */
+#elif KBD_REJECT_CASE == 11
+KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_TMEM_ACC, 128, 520, 128, 1); /* C > 512 TMEM columns, id form */
+#elif KBD_REJECT_CASE == 12
+struct bad_tmem { /* a warp cannot own it: tcgen05.ld reaches only its own 32 lanes */
+  KBD_LAYOUT_STATIC_CHECK(KBD_LAYOUT_TMEM_ACC, 128, 64, 32, 1);
+  int v;
+};
 #endif
 
 int kbd_layout_reject_unit;

@@ -456,7 +456,7 @@ static void test_dispatch_and_npt(void **state) {
   assert_int_equal(kbd_layout_npt(KBD_LAYOUT_MMA_B, 32, 32, 32), 32);
   assert_int_equal(kbd_layout_npt(KBD_LAYOUT_MMA_C, 16, 8, 32), 4);
   assert_int_equal(kbd_layout_npt(KBD_LAYOUT_ROW, 64, 64, 128), 32);
-  assert_int_equal(kbd_layout_npt(6, 64, 64, 128), 0);
+  assert_int_equal(kbd_layout_npt(99, 64, 64, 128), 0);
 }
 
 /* ---- (d) shape rules ------------------------------------------------------------------------ */
