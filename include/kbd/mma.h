@@ -100,7 +100,7 @@
 #define KBD_ACC(dt, M, N)                                                                                              \
   struct {                                                                                                             \
     KBD__ACC_CHECKS(dt, M, N);                                                                                         \
-    KBD_TILE_L(dt, M, N, KBD_WARPGROUP, KBD_LAYOUT_WGMMA_ACC) r;                                                       \
+    KBD_TILE_L(dt, M, N, KBD_WARPGROUP, KBD_LAYOUT_WGMMA_ACC) reg;                                                     \
     uint64_t *pend;                                                                                                    \
     char (*kbd_meta_)[M][N][KBD_WARPGROUP][KBD_LAYOUT_WGMMA_ACC][KBD_DT_##dt];                                         \
     char (*kbd_kind_)[KBD_KIND_ACC];                                                                                   \
@@ -206,14 +206,14 @@ KBD_DEV void kbd_tmem_free_(kbd_tmem *tm, uint32_t ncols, KBD_SITE_PARAMS) {
 
 /* ---- the accumulator ------------------------------------------------------------------------------------- */
 #if KBD_MMA_ARCH == 90
-#define kbd_acc_bind(acc, tm, col, bar) ((void)(tm), (void)(col), (void)(bar), (acc).pend = (uint64_t *)0)
+#define kbd_acc_bind(acc, tm, col, done) ((void)(tm), (void)(col), (void)(done), (acc).pend = (uint64_t *)0)
 #else
 KBD_DEV uint32_t kbd__tmem_base(const kbd_tmem *tm, uint32_t col, KBD_SITE_PARAMS) {
   kbd_hw_dsmem_read(&tm->addr, 4, 4, "kbd_acc_bind (the address tcgen05.alloc wrote)", KBD_SITE_ARGS);
   return tm->addr + col;
 }
-#define kbd_acc_bind(acc, tm, col, bar)                                                                                \
-  ((acc).taddr = kbd__tmem_base((tm), (uint32_t)(col), KBD_SITE), (acc).bar = (bar), (acc).phase = 0u)
+#define kbd_acc_bind(acc, tm, col, done)                                                                               \
+  ((acc).taddr = kbd__tmem_base((tm), (uint32_t)(col), KBD_SITE), (acc).bar = (done), (acc).phase = 0u)
 #endif
 
 /* The warpgroup's elected thread: lane (elect.sync) of its first warp. tcgen05.commit tracks the MMAs of the
@@ -239,11 +239,11 @@ KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int
   }
   kbd_hw_wgmma_commit(KBD_SITE_ARGS);
 }
-#define KBD__ACC_NPT(acc) ((int)(sizeof((acc).r.v[0]) / sizeof((acc).r.v[0][0])))
+#define KBD__ACC_NPT(acc) ((int)(sizeof((acc).reg.v[0]) / sizeof((acc).reg.v[0][0])))
 #define kbd__mma_(acc, a, b, accumulate, ta, tb)                                                                       \
   kbd__wgmma_issue(                                                                                                    \
-      (void *)&(acc).r.v[0][0], KBD__ACC_NPT(acc), KBD_ROWS(acc) / 64,                                                 \
-      (int)(KBD_COLS(acc) / 2 * sizeof((acc).r.v[0][0])), kbd_mma_kind_of(ta, tb),                                     \
+      (void *)&(acc).reg.v[0][0], KBD__ACC_NPT(acc), KBD_ROWS(acc) / 64,                                               \
+      (int)(KBD_COLS(acc) / 2 * sizeof((acc).reg.v[0][0])), kbd_mma_kind_of(ta, tb),                                   \
       kbd_umma_instr_desc(ta, tb, KBD_MMA_F32, 64, KBD_COLS(acc), KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),         \
       KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b), kbd_hw_smem_addr((b).p, KBD_SITE),    \
       (accumulate), KBD_SITE)
@@ -375,9 +375,9 @@ KBD_DEV void kbd__acc_copy(float *view, int vnpt, float *accv, int anpt, int mbl
     }
   }
 }
-#define kbd__acc_xfer(acc, r, col0, to_acc)                                                                            \
-  kbd__acc_copy(&(r).v[0][0], KBD__VIEW_NPT(r), &(acc).r.v[0][0], KBD__ACC_NPT(acc), KBD_ROWS(acc) / 64, KBD_COLS(r),  \
-                KBD_COLS(acc), (int)(col0), (to_acc), KBD_SITE)
+#define kbd__acc_xfer(acc, view, col0, to_acc)                                                                         \
+  kbd__acc_copy(&(view).v[0][0], KBD__VIEW_NPT(view), &(acc).reg.v[0][0], KBD__ACC_NPT(acc), KBD_ROWS(acc) / 64,       \
+                KBD_COLS(view), KBD_COLS(acc), (int)(col0), (to_acc), KBD_SITE)
 #else
 KBD_HD float kbd__f32_of_bits(uint32_t u) {
   union {
@@ -447,9 +447,9 @@ KBD_DEV void kbd__acc_tmem(float *v, int npt, uint32_t taddr, int m_total, int n
   KBD_SITE_UNUSED;
 #endif
 }
-#define kbd__acc_xfer(acc, r, col0, to_acc)                                                                            \
-  kbd__acc_tmem(&(r).v[0][0], KBD__VIEW_NPT(r), (acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), KBD_COLS(r), (int)(col0),   \
-                (to_acc), KBD_SITE)
+#define kbd__acc_xfer(acc, view, col0, to_acc)                                                                         \
+  kbd__acc_tmem(&(view).v[0][0], KBD__VIEW_NPT(view), (acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), KBD_COLS(view),       \
+                (int)(col0), (to_acc), KBD_SITE)
 #endif
 
 #define kbd_acc_load(r, acc, col0)                                                                                     \

@@ -1,0 +1,102 @@
+/* gemm.h - shared by host and kernels: D = act(alpha * A * B + beta * C + bias) on the tensor cores.
+ *
+ * A is M x K, B is K x N, C and D are M x N, all row-major or column-major (A and B each); inputs bf16 (or
+ * e4m3 for the fp8 kernel, whose per-tensor scales fold into alpha), accumulation f32, D and C bf16 or f32.
+ * docs/gemm.md walks through the kernel (gemm_kernel.h) top to bottom.
+ *
+ * A block (CTA) computes a 256 x 128 tile of D with 384 threads:
+ *   warpgroup 0  the producer: warp 0 loads A and B tiles with the TMA into a 4-stage shared-memory ring
+ *                (full/empty mbarriers); the warpgroup gives most of its registers to the consumers
+ *   warpgroups 1, 2  consumers: warpgroup g multiplies rows 128g..128g+127 of the tile into its own 128 x 128
+ *                f32 accumulator (registers on sm_90a, Tensor Memory on sm_100a), then runs the epilogue and
+ *                stores D with the TMA, 32 columns at a time, while the producer already loads the next tile
+ * Blocks are persistent: launch about one per SM; each walks output tiles in a grouped order (GEMM_GROUP_M
+ * tile rows at a time, so the A rows and B columns a wave of blocks reads stay in L2).
+ * Edges: the TMA fills out-of-range parts of A and B tiles with zeros and clips D's stores, so any M, N, K >= 1
+ * works; C and the bias are read with masked loads.
+ */
+#ifndef GEMM_H
+#define GEMM_H
+
+#include <kbd/tile.h>
+
+#define GEMM_BM 256  /* block tile rows: two consumer warpgroups of 128 */
+#define GEMM_WM 128  /* rows per consumer warpgroup */
+#define GEMM_BN 128  /* block tile columns = accumulator columns */
+#define GEMM_BK 64   /* K per stage for bf16: 64 x 2 bytes = one 128-byte swizzle row */
+#define GEMM_BK8 128 /* K per stage for e4m3: also 128 bytes */
+#define GEMM_STAGES 4
+#define GEMM_EPI_COLS 32 /* epilogue chunk: 32 f32 = one 128-byte row */
+#define GEMM_CONSUMERS 2
+#define GEMM_THREADS (128 * (1 + GEMM_CONSUMERS))
+#define GEMM_GROUP_M 8
+/* Tensor Memory: two 128 x 128 f32 accumulators (sm_100a; unused on sm_90a) */
+#define GEMM_TMEM_COLS 256
+
+typedef enum gemm_act { GEMM_ACT_NONE = 0, GEMM_ACT_RELU = 1, GEMM_ACT_GELU = 2 } gemm_act;
+
+/* Operand tiles in shared memory. A row-major A (K contiguous) is a K-major tile, a column-major A an MN-major
+ * one; for B (K x N) row-major means N contiguous, i.e. an MN-major N x K tile. */
+typedef KBD_STILE(bf16, GEMM_WM, GEMM_BK, KBD_SWIZZLE_128B) gemm_a_k;
+typedef KBD_STILE_MN(bf16, GEMM_WM, GEMM_BK, KBD_SWIZZLE_128B) gemm_a_mn;
+typedef KBD_STILE(bf16, GEMM_BN, GEMM_BK, KBD_SWIZZLE_128B) gemm_b_k;
+typedef KBD_STILE_MN(bf16, GEMM_BN, GEMM_BK, KBD_SWIZZLE_128B) gemm_b_mn;
+typedef KBD_STILE(e4m3, GEMM_WM, GEMM_BK8, KBD_SWIZZLE_128B) gemm_a8;
+typedef KBD_STILE(e4m3, GEMM_BN, GEMM_BK8, KBD_SWIZZLE_128B) gemm_b8;
+/* Epilogue staging: 128 rows x 32 columns of D, f32 (128-byte rows) or bf16 (64-byte rows). */
+typedef KBD_STILE(f32, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_128B) gemm_out_f32;
+typedef KBD_STILE(bf16, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_64B) gemm_out_bf16;
+
+typedef struct gemm_params {
+  kbd_tensor_map a, b; /* boxes of one operand tile */
+  kbd_tensor_map d;    /* boxes of one staging tile */
+  const void *c;       /* M x N, D's type and layout (row-major, ldc); NULL when beta == 0 */
+  const float *bias;   /* N values added to every row, or NULL */
+  long long m, n, k, ldc;
+  float alpha, beta; /* fp8: alpha already holds scale_a * scale_b * alpha */
+  int act;           /* gemm_act */
+  int d_f32;         /* 1: D and C are f32, 0: bf16 */
+} gemm_params;
+
+/* Dynamic shared memory of one block: the ring (A tiles of both warpgroups and the B tile per stage), one
+ * staging tile per consumer warpgroup, the barriers and the Tensor Memory slot (about 225 KiB for bf16). */
+typedef struct gemm_smem {
+  size_t a, b, out, full, empty, accbar, tmem;
+} gemm_smem;
+
+KBD_HD kbd_smem_plan gemm_layout(gemm_smem *l, int fp8) {
+  kbd_smem_plan p;
+  kbd_smem_plan_init(&p);
+  if (fp8) {
+    l->a = kbd_smem_plan_stile(&p, "A ring", gemm_a8, GEMM_STAGES * GEMM_CONSUMERS);
+    l->b = kbd_smem_plan_stile(&p, "B ring", gemm_b8, GEMM_STAGES);
+  } else {
+    l->a = kbd_smem_plan_stile(&p, "A ring", gemm_a_k, GEMM_STAGES * GEMM_CONSUMERS);
+    l->b = kbd_smem_plan_stile(&p, "B ring", gemm_b_k, GEMM_STAGES);
+  }
+  l->out = kbd_smem_plan_stile(&p, "D staging", gemm_out_f32, GEMM_CONSUMERS);
+  l->full = kbd_smem_plan_mbarriers(&p, "full", GEMM_STAGES);
+  l->empty = kbd_smem_plan_mbarriers(&p, "empty", GEMM_STAGES);
+  l->accbar = kbd_smem_plan_mbarriers(&p, "accumulator done", GEMM_CONSUMERS);
+  l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);
+  return p;
+}
+
+/* Output tile t (0 .. tiles_m * tiles_n - 1) in grouped order: GEMM_GROUP_M tile rows form a group that is
+ * walked column by column, so consecutive tiles (the blocks of one wave) share A rows and B columns. */
+KBD_HD void gemm_tile_coords(long long t, long long tiles_m, long long tiles_n, long long *tm, long long *tn) {
+  const long long per_group = (long long)GEMM_GROUP_M * tiles_n, first = t / per_group * GEMM_GROUP_M;
+  const long long rows = tiles_m - first < GEMM_GROUP_M ? tiles_m - first : GEMM_GROUP_M;
+  *tm = first + t % per_group % rows;
+  *tn = t % per_group / rows;
+}
+
+/* The kernels: one per operand layout pair (r = row-major, c = column-major; A then B) and the fp8 one
+ * (row-major A, column-major B: fp8 operands must be K-major on sm_90a). */
+KBD_KERNEL_DECL(gemm_bf16_rr, gemm_params);
+KBD_KERNEL_DECL(gemm_bf16_rc, gemm_params);
+KBD_KERNEL_DECL(gemm_bf16_cr, gemm_params);
+KBD_KERNEL_DECL(gemm_bf16_cc, gemm_params);
+KBD_KERNEL_DECL(gemm_e4m3_rc, gemm_params);
+
+#endif

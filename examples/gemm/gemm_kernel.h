@@ -1,0 +1,155 @@
+/* gemm_kernel.h - the GEMM kernel (see gemm.h for the block's structure and docs/gemm.md for a walkthrough).
+ *
+ * gemm.cu includes this file once per operand layout, after defining
+ *   GEMM_KERNEL   the kernel's name
+ *   GEMM_A_TILE   the shared tile type of one consumer's A slice (128 x BK; K-major or MN-major)
+ *   GEMM_B_TILE   the shared tile type of B (128 x BK, "N x K"; K-major or MN-major)
+ *   GEMM_FP8      1 for e4m3 operands (the smem plan's ring is sized for them)
+ * Everything else is ordinary code: the same text is the sm_90a, the sm_100a and the CPU kernel.
+ */
+KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
+  KBD_WARP_RANGE(producer, 0, 4);
+  KBD_WARP_RANGE(consumer0, 4, 4);
+  KBD_WARP_RANGE(consumer1, 8, 4);
+
+  gemm_smem l;
+  const kbd_smem_plan plan = gemm_layout(&l, GEMM_FP8);
+  kbd_smem_plan_check_launch(&plan);
+  unsigned char *smem = (unsigned char *)kbd_dynamic_smem();
+  kbd_mbarrier *full = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.full);
+  kbd_mbarrier *empty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.empty);
+  kbd_mbarrier *accbar = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.accbar);
+  kbd_tmem *tmem = KBD_SMEM_PLAN_ARRAY(kbd_tmem, smem, l.tmem);
+
+  if (kbd_warp_id() == 0) {
+    KBD_ELECT_ONE {
+      for (int s = 0; s < GEMM_STAGES; ++s) {
+        kbd_mbarrier_init(&full[s], 1);               /* the producer's arrive.expect_tx */
+        kbd_mbarrier_init(&empty[s], GEMM_CONSUMERS); /* kbd_mma_release: one arrive per consumer warpgroup */
+      }
+      for (int g = 0; g < GEMM_CONSUMERS; ++g)
+        kbd_mbarrier_init(&accbar[g], 1); /* kbd_mma_wait's commit */
+      kbd_tma_prefetch_map(&p.a);
+      kbd_tma_prefetch_map(&p.b);
+    }
+    kbd_tmem_alloc(tmem, GEMM_TMEM_COLS); /* sm_100a: the two accumulators' columns; nothing on sm_90a */
+  }
+  kbd_sync(); /* barriers initialised, Tensor Memory address written */
+
+  const long long tiles_m = (p.m + GEMM_BM - 1) / GEMM_BM, tiles_n = (p.n + GEMM_BN - 1) / GEMM_BN;
+  const long long tiles = tiles_m * tiles_n;
+  const int bk = KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
+  const int ktiles = (int)((p.k + bk - 1) / bk);
+  const int a_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_A_TILE)) == KBD_SMEM_MN_MAJOR;
+  const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
+
+  if (kbd_scope_contains(producer)) {
+    kbd_setmaxnreg_dec(40); /* the producer warpgroup only computes addresses: give registers to the consumers */
+    if (kbd_warp_id() == 0) {
+      int it = 0; /* ring position, counted the same way by the consumers */
+      for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
+        long long tm, tn;
+        gemm_tile_coords(t, tiles_m, tiles_n, &tm, &tn);
+        const int m0 = (int)(tm * GEMM_BM), n0 = (int)(tn * GEMM_BN);
+        for (int kt = 0; kt < ktiles; ++kt, ++it) {
+          const int s = it % GEMM_STAGES, k0 = kt * bk;
+          GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s);
+          GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s + 1);
+          GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
+          /* both consumers released the stage's last fill (a fresh barrier's parity 1 counts as released) */
+          kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_STAGES) & 1u) ^ 1u);
+          KBD_ELECT_ONE {
+            kbd_mbarrier_arrive_expect_tx(&full[s], 2 * KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b));
+            /* coordinates: innermost (contiguous) dimension first */
+            kbd_tma_load(a0, &p.a, &full[s], a_mn ? m0 : k0, a_mn ? k0 : m0);
+            kbd_tma_load(a1, &p.a, &full[s], a_mn ? m0 + GEMM_WM : k0, a_mn ? k0 : m0 + GEMM_WM);
+            kbd_tma_load(b, &p.b, &full[s], b_mn ? n0 : k0, b_mn ? k0 : n0);
+          }
+        }
+      }
+    }
+  } else {
+    kbd_setmaxnreg_inc(232); /* room for the 128 accumulator registers per thread on sm_90a */
+    const int g = kbd_warpgroup_id() - 1;
+    const kbd_scope me = g == 0 ? consumer0 : consumer1;
+    const int leader = kbd_scope_warp(me) == 0; /* the warp whose elected thread issues TMA stores */
+    KBD_ACC(f32, GEMM_WM, GEMM_BN) acc;
+    kbd_acc_bind(acc, tmem, g * GEMM_BN, &accbar[g]);
+    gemm_out_f32 out = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g);
+    gemm_out_bf16 out16 = KBD_STILE_AT(gemm_out_bf16, (unsigned char *)out.p); /* the same bytes, as bf16 */
+
+    int it = 0;
+    for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
+      long long tm, tn;
+      gemm_tile_coords(t, tiles_m, tiles_n, &tm, &tn);
+
+      /* mainloop: each stage's MMAs are issued as soon as it is full; kbd_mma_release frees it once they
+       * have read it, while the next stage's MMAs are already in flight */
+      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        const int s = it % GEMM_STAGES;
+        GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s + g);
+        GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
+        kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
+        kbd_mma(acc, a, b, kt > 0);
+        kbd_mma_release(acc, &empty[s]);
+      }
+      kbd_mma_wait(acc);
+
+      /* epilogue, 32 columns at a time: D = act(alpha * acc + beta * C + bias), stored by the TMA from a
+       * staging tile; meanwhile the producer is already filling the ring for this block's next tile */
+      const long long r0 = tm * GEMM_BM + g * GEMM_WM;
+      for (int c = 0; c < GEMM_BN && tn * GEMM_BN + c < p.n; c += GEMM_EPI_COLS) {
+        const long long c0 = tn * GEMM_BN + c;
+        KBD_ACC_TILE(f32, GEMM_WM, GEMM_EPI_COLS) v, x;
+        kbd_acc_load(v, acc, c);
+        kbd_mul_s(v, v, p.alpha);
+        if (p.beta != 0.0f) {
+          if (p.d_f32) {
+            kbd_load2d(x, (const float *)p.c, p.m, p.n, p.ldc, r0, c0);
+          } else {
+            KBD_ACC_TILE(bf16, GEMM_WM, GEMM_EPI_COLS) xb;
+            kbd_load2d(xb, (const kbd_bf16 *)p.c, p.m, p.n, p.ldc, r0, c0);
+            kbd_convert(x, xb);
+          }
+          kbd_mul_s(x, x, p.beta);
+          kbd_add(v, v, x);
+        }
+        if (p.bias) {
+          kbd_load2d(x, p.bias, p.m, p.n, 0, r0, c0); /* leading dimension 0: the same row for every row */
+          kbd_add(v, v, x);
+        }
+        if (p.act == GEMM_ACT_RELU) kbd_max_s(v, v, 0.0f);
+        if (p.act == GEMM_ACT_GELU) kbd_gelu(v, v);
+
+        /* the staging tile's previous store must be done reading it before anyone overwrites it */
+        if (leader) {
+          KBD_ELECT_ONE { kbd_bulk_wait_group_read(0); }
+        }
+        kbd_scope_sync(me);
+        if (p.d_f32) {
+          kbd_stile_store(out, v);
+        } else {
+          KBD_ACC_TILE(bf16, GEMM_WM, GEMM_EPI_COLS) vb;
+          kbd_convert(vb, v);
+          kbd_stile_store(out16, vb);
+        }
+        kbd_fence_proxy_async(); /* generic stores -> the TMA's async-proxy reads */
+        kbd_scope_sync(me);
+        if (leader) {
+          KBD_ELECT_ONE {
+            if (p.d_f32)
+              kbd_tma_store(&p.d, out, (int)c0, (int)r0);
+            else
+              kbd_tma_store(&p.d, out16, (int)c0, (int)r0);
+            kbd_bulk_commit_group();
+          }
+        }
+      }
+    }
+    if (leader) {
+      KBD_ELECT_ONE { kbd_bulk_wait_group(0); } /* shared memory must outlive the stores */
+    }
+  }
+  kbd_sync(); /* every accumulator read is done before the columns are freed */
+  if (kbd_warp_id() == 0) kbd_tmem_free(tmem, GEMM_TMEM_COLS);
+}

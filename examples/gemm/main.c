@@ -1,0 +1,244 @@
+/* main.c - host side of examples/gemm: runs one GEMM and checks every element against a double reference.
+ *
+ * Usage: gemm_<mode> [M N K] [options]            (default 300 x 200 x 150: no dimension a tile multiple)
+ *   --a-col / --b-col   A / B column-major (default row-major)
+ *   --f32               D and C in f32 (default bf16)
+ *   --fp8               e4m3 A and B (A row-major, B column-major), per-tensor scales 0.5 and 0.25
+ *   --alpha X --beta X  (default 1, 0)      --bias     add a per-column bias
+ *   --act relu|gelu     --grid G            blocks of the persistent grid (default: tiles, at most 132)
+ * Exit status 0 when every element is within the tolerance, 1 otherwise, 77 without a device (GPU build).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+
+typedef kbd_status (*gemm_kernel_fn)(kbd_launch_cfg, gemm_params);
+
+static long long round_up(long long x, long long m) { return (x + m - 1) / m * m; }
+
+/* Small integers over powers of two: every product of two inputs is exact in f32, so the check measures the
+ * summation only. */
+static float gemm_value(unsigned long long i, unsigned salt) {
+  const unsigned long long h = (i + salt) * 0x9E3779B97F4A7C15ull;
+  return (float)((int)((h >> 40) % 17u) - 8) / 8.0f;
+}
+
+static double gelu_ref(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+
+int main(int argc, char **argv) {
+  long long m = 300, n = 200, k = 150;
+  int a_col = 0, b_col = 0, d_f32 = 0, fp8 = 0, bias = 0, act = GEMM_ACT_NONE, npos = 0;
+  long long grid = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--a-col"))
+      a_col = 1;
+    else if (!strcmp(argv[i], "--b-col"))
+      b_col = 1;
+    else if (!strcmp(argv[i], "--f32"))
+      d_f32 = 1;
+    else if (!strcmp(argv[i], "--fp8"))
+      fp8 = 1;
+    else if (!strcmp(argv[i], "--bias"))
+      bias = 1;
+    else if (!strcmp(argv[i], "--alpha") && i + 1 < argc)
+      alpha = (float)atof(argv[++i]);
+    else if (!strcmp(argv[i], "--beta") && i + 1 < argc)
+      beta = (float)atof(argv[++i]);
+    else if (!strcmp(argv[i], "--grid") && i + 1 < argc)
+      grid = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
+      ++i;
+      act = !strcmp(argv[i], "relu") ? GEMM_ACT_RELU : !strcmp(argv[i], "gelu") ? GEMM_ACT_GELU : -1;
+    } else if (argv[i][0] != '-' && npos < 3) {
+      const long long v = atoll(argv[i]);
+      if (npos == 0)
+        m = v;
+      else if (npos == 1)
+        n = v;
+      else
+        k = v;
+      ++npos;
+    } else {
+      act = -1;
+    }
+  }
+  if (m < 1 || n < 1 || k < 1 || act < 0 || grid < 0 || (fp8 && (a_col || !b_col) && (a_col || b_col))) {
+    fprintf(stderr,
+            "usage: %s [M N K] [--a-col] [--b-col] [--f32] [--fp8] [--alpha X] [--beta X] [--bias] "
+            "[--act relu|gelu] [--grid G]\n(--fp8 takes row-major A and column-major B: give no layout flag, "
+            "or --b-col)\n",
+            argv[0]);
+    return 2;
+  }
+  if (fp8) b_col = 1;
+  if (!kbd_device_available()) {
+    printf("gemm: no CUDA device present; nothing to run\n");
+    return 77;
+  }
+
+  /* Leading dimensions rounded up so every row starts 16-byte aligned, as the TMA requires; the padding is
+   * outside the tensor map's extent and is never read. */
+  const int esz = fp8 ? 1 : 2, dsz = d_f32 ? 4 : 2;
+  const long long lda = round_up(a_col ? m : k, 16), ldb = round_up(b_col ? k : n, 16), ldd = round_up(n, 16);
+  const long long a_rows = a_col ? k : m, b_rows = b_col ? n : k;
+  const float scale_a = fp8 ? 0.5f : 1.0f, scale_b = fp8 ? 0.25f : 1.0f;
+  float *fa = (float *)calloc((size_t)(m * k), sizeof(float)), *fb = (float *)calloc((size_t)(k * n), sizeof(float));
+  float *fc = (float *)calloc((size_t)(m * n), sizeof(float)), *fbias = (float *)calloc((size_t)n, sizeof(float));
+  unsigned char *ha = (unsigned char *)calloc((size_t)(a_rows * lda), (size_t)esz);
+  unsigned char *hb = (unsigned char *)calloc((size_t)(b_rows * ldb), (size_t)esz);
+  unsigned char *hc = (unsigned char *)calloc((size_t)(m * ldd), (size_t)dsz);
+  unsigned char *hd = (unsigned char *)calloc((size_t)(m * ldd), (size_t)dsz);
+  if (!fa || !fb || !fc || !fbias || !ha || !hb || !hc || !hd) return 1;
+
+  /* A[i][j] (M x K) and B[i][j] (K x N) as floats, and their device images in the chosen layouts */
+  for (long long i = 0; i < m; ++i)
+    for (long long j = 0; j < k; ++j) {
+      const float v = gemm_value((unsigned long long)(i * k + j), 1u);
+      const long long at = a_col ? j * lda + i : i * lda + j;
+      fa[i * k + j] = v;
+      if (fp8)
+        ((kbd_e4m3 *)ha)[at] = kbd_f32_to_e4m3(v);
+      else
+        ((kbd_bf16 *)ha)[at] = kbd_f32_to_bf16(v);
+    }
+  for (long long i = 0; i < k; ++i)
+    for (long long j = 0; j < n; ++j) {
+      const float v = gemm_value((unsigned long long)(i * n + j), 2u);
+      const long long at = b_col ? j * ldb + i : i * ldb + j;
+      fb[i * n + j] = v;
+      if (fp8)
+        ((kbd_e4m3 *)hb)[at] = kbd_f32_to_e4m3(v);
+      else
+        ((kbd_bf16 *)hb)[at] = kbd_f32_to_bf16(v);
+    }
+  for (long long i = 0; i < m; ++i)
+    for (long long j = 0; j < n; ++j) {
+      const float v = gemm_value((unsigned long long)(i * n + j), 3u);
+      fc[i * n + j] = v;
+      if (d_f32)
+        ((float *)hc)[i * ldd + j] = v;
+      else
+        ((kbd_bf16 *)hc)[i * ldd + j] = kbd_f32_to_bf16(v);
+    }
+  for (long long j = 0; j < n; ++j)
+    fbias[j] = gemm_value((unsigned long long)j, 4u);
+
+  void *da, *db, *dc, *dd;
+  float *dbias;
+  KBD_CHECK(kbd_malloc(&da, (size_t)(a_rows * lda * esz)));
+  KBD_CHECK(kbd_malloc(&db, (size_t)(b_rows * ldb * esz)));
+  KBD_CHECK(kbd_malloc(&dc, (size_t)(m * ldd * dsz)));
+  KBD_CHECK(kbd_malloc(&dd, (size_t)(m * ldd * dsz)));
+  KBD_CHECK(kbd_malloc((void **)&dbias, sizeof(float) * (size_t)n));
+  KBD_CHECK(kbd_copy_to_device(da, ha, (size_t)(a_rows * lda * esz)));
+  KBD_CHECK(kbd_copy_to_device(db, hb, (size_t)(b_rows * ldb * esz)));
+  KBD_CHECK(kbd_copy_to_device(dc, hc, (size_t)(m * ldd * dsz)));
+  KBD_CHECK(kbd_copy_to_device(dbias, fbias, sizeof(float) * (size_t)n));
+  KBD_CHECK(kbd_memset_device(dd, 0xff, (size_t)(m * ldd * dsz))); /* NaN: an unwritten element fails */
+
+  gemm_params p;
+  memset(&p, 0, sizeof p);
+  const int tdt = fp8 ? KBD_TMAP_DT_U8 : KBD_TMAP_DT_BF16;
+  kbd_tensor_map_desc d;
+  /* A: rows of its contiguous dimension; the box is one consumer's A slice */
+  if (fp8)
+    d = kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)(lda * esz), kbd_tma_box_lines_for(gemm_a8),
+                               kbd_tma_box_inner_for(gemm_a8), KBD_TMAP_SWIZZLE_128B);
+  else if (a_col)
+    d = kbd_tensor_map_desc_2d(tdt, da, (uint64_t)k, (uint64_t)m, (uint64_t)(lda * esz),
+                               kbd_tma_box_lines_for(gemm_a_mn), kbd_tma_box_inner_for(gemm_a_mn),
+                               KBD_TMAP_SWIZZLE_128B);
+  else
+    d = kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)(lda * esz),
+                               kbd_tma_box_lines_for(gemm_a_k), kbd_tma_box_inner_for(gemm_a_k), KBD_TMAP_SWIZZLE_128B);
+  KBD_CHECK(kbd_tensor_map_encode(&p.a, &d));
+  if (fp8)
+    d = kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)(ldb * esz), kbd_tma_box_lines_for(gemm_b8),
+                               kbd_tma_box_inner_for(gemm_b8), KBD_TMAP_SWIZZLE_128B);
+  else if (b_col)
+    d = kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)(ldb * esz),
+                               kbd_tma_box_lines_for(gemm_b_k), kbd_tma_box_inner_for(gemm_b_k), KBD_TMAP_SWIZZLE_128B);
+  else
+    d = kbd_tensor_map_desc_2d(tdt, db, (uint64_t)k, (uint64_t)n, (uint64_t)(ldb * esz),
+                               kbd_tma_box_lines_for(gemm_b_mn), kbd_tma_box_inner_for(gemm_b_mn),
+                               KBD_TMAP_SWIZZLE_128B);
+  KBD_CHECK(kbd_tensor_map_encode(&p.b, &d));
+  if (d_f32)
+    d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_F32, dd, (uint64_t)m, (uint64_t)n, (uint64_t)(ldd * dsz),
+                               kbd_tma_box_lines_for(gemm_out_f32), kbd_tma_box_inner_for(gemm_out_f32),
+                               KBD_TMAP_SWIZZLE_128B);
+  else
+    d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, dd, (uint64_t)m, (uint64_t)n, (uint64_t)(ldd * dsz),
+                               kbd_tma_box_lines_for(gemm_out_bf16), kbd_tma_box_inner_for(gemm_out_bf16),
+                               KBD_TMAP_SWIZZLE_64B);
+  KBD_CHECK(kbd_tensor_map_encode(&p.d, &d));
+  p.c = beta != 0.0f ? dc : NULL;
+  p.bias = bias ? dbias : NULL;
+  p.m = m, p.n = n, p.k = k, p.ldc = ldd;
+  p.alpha = alpha * scale_a * scale_b; /* fp8: the per-tensor scales fold into alpha */
+  p.beta = beta, p.act = act, p.d_f32 = d_f32;
+
+  gemm_smem l;
+  const kbd_smem_plan plan = gemm_layout(&l, fp8);
+  KBD_CHECK(kbd_smem_plan_status(&plan));
+  const long long tiles = (m + GEMM_BM - 1) / GEMM_BM * ((n + GEMM_BN - 1) / GEMM_BN);
+  if (grid == 0) grid = tiles < 132 ? tiles : 132;
+  const gemm_kernel_fn kernels[4] = {gemm_bf16_rr, gemm_bf16_rc, gemm_bf16_cr, gemm_bf16_cc};
+  const gemm_kernel_fn kernel = fp8 ? gemm_e4m3_rc : kernels[a_col * 2 + b_col];
+  KBD_CHECK(kernel(kbd_cfg(kbd_dim((unsigned)grid, 1, 1), plan.bytes, NULL), p));
+  KBD_CHECK(kbd_device_sync());
+  KBD_CHECK(kbd_copy_to_host(hd, dd, (size_t)(m * ldd * dsz)));
+
+  /* Tolerance per element: the MMA sums exact products in f32 (any order): |err| <= (K + 2) * 2^-24 *
+   * sum|a*b| * |alpha| (first order), plus the f32 epilogue's few roundings and the bf16 output rounding
+   * (2^-8 relative). fp8 inputs are the same small integers over 8, exact in e4m3. */
+  long long bad = 0;
+  double worst = 0;
+  for (long long i = 0; i < m; ++i)
+    for (long long j = 0; j < n; ++j) {
+      double dot = 0, mag = 0;
+      for (long long q = 0; q < k; ++q) {
+        const double pr = (double)fa[i * k + q] * fb[q * n + j];
+        dot += pr;
+        mag += fabs(pr);
+      }
+      const double al = (double)alpha * scale_a * scale_b;
+      double ref = al * dot + (double)beta * fc[i * n + j] + (bias ? fbias[j] : 0.0);
+      double bound = fabs(al) * mag + fabs((double)beta * fc[i * n + j]) + (bias ? fabs(fbias[j]) : 0.0);
+      if (act == GEMM_ACT_RELU) ref = ref > 0 ? ref : 0;
+      if (act == GEMM_ACT_GELU) ref = gelu_ref(ref);
+      const double got =
+          d_f32 ? (double)((float *)hd)[i * ldd + j] : (double)kbd_bf16_to_f32(((kbd_bf16 *)hd)[i * ldd + j]);
+      const double tol = (double)(k + 8) * 0x1p-24 * bound + (d_f32 ? 0x1p-22 : 0x1p-8) * fabs(ref) + 1e-6;
+      const double err = fabs(got - ref);
+      if (!(err <= tol)) {
+        if (bad < 5) fprintf(stderr, "D[%lld][%lld] = %.8g, expected %.8g (tolerance %.3g)\n", i, j, got, ref, tol);
+        ++bad;
+      }
+      if (err / (bound > 1 ? bound : 1) > worst) worst = err / (bound > 1 ? bound : 1);
+    }
+#ifdef KBD_CPU
+  const char *mode = "CPU emulation of sm_" KBD_STR(KBD_CPU_ARCH) "a";
+#else
+  const char *mode = "GPU";
+#endif
+  printf("gemm (%s): %lld x %lld x %lld, A %s, B %s, %s%s, D %s, alpha %g beta %g%s, act %s, grid %lld: "
+         "worst |err| / sum|terms| %.2e, mismatches = %lld -> %s\n",
+         mode, m, n, k, a_col ? "col" : "row", b_col ? "col" : "row", fp8 ? "e4m3" : "bf16",
+         fp8 ? " (scales 0.5, 0.25)" : "", d_f32 ? "f32" : "bf16", alpha, beta, bias ? ", bias" : "",
+         act == GEMM_ACT_RELU   ? "relu"
+         : act == GEMM_ACT_GELU ? "gelu"
+                                : "none",
+         grid, worst, bad, bad ? "FAILED" : "OK");
+  KBD_CHECK(kbd_free(da));
+  KBD_CHECK(kbd_free(db));
+  KBD_CHECK(kbd_free(dc));
+  KBD_CHECK(kbd_free(dd));
+  KBD_CHECK(kbd_free(dbias));
+  free(fa), free(fb), free(fc), free(fbias), free(ha), free(hb), free(hc), free(hd);
+  return bad ? 1 : 0;
+}

@@ -1,0 +1,34 @@
+/* mma_case.h - one kbd_mma test kernel; test_mma_api.c includes it once per case after defining
+ *   MC_NAME (kernel), MC_DTA / MC_DTB (operand dtype tokens), MC_TA / MC_TB (their C types), MC_A / MC_B (shared tile types, M x K and N x K),
+ *   MC_M, MC_N, MC_K.
+ * One warpgroup: the operands go global -> registers -> shared tiles with generic stores (so the kernel must
+ * fence them for the MMA's async-proxy reads), then kbd_mma (twice when p.twice: the second accumulates),
+ * kbd_mma_wait, kbd_acc_load and a masked global store of the whole accumulator. */
+KBD_KERNEL(MC_NAME, 128, mc_params) {
+  KBD_SHARED_STILE(MC_A, a);
+  KBD_SHARED_STILE(MC_B, b);
+  KBD_SHARED(kbd_mbarrier, bar, 1);
+  KBD_SHARED(kbd_tmem, tm, 1);
+  KBD_TILE(MC_DTA, MC_M, MC_K, KBD_WARPGROUP) ra;
+  KBD_TILE(MC_DTB, MC_N, MC_K, KBD_WARPGROUP) rb;
+  kbd_load2d(ra, (const MC_TA *)p.a, MC_M, MC_K, MC_K, 0, 0);
+  kbd_load2d(rb, (const MC_TB *)p.b, MC_N, MC_K, MC_K, 0, 0);
+  kbd_stile_store(a, ra);
+  kbd_stile_store(b, rb);
+  if (!p.skip_fence) kbd_fence_proxy_async();
+  if (kbd_warp_id() == 0) {
+    KBD_ELECT_ONE { kbd_mbarrier_init(bar, 1); }
+    kbd_tmem_alloc(tm, 256);
+  }
+  kbd_sync();
+  KBD_ACC(f32, MC_M, MC_N) acc;
+  kbd_acc_bind(acc, tm, 0, bar);
+  kbd_mma(acc, a, b, 0);
+  if (p.twice) kbd_mma(acc, a, b, 1);
+  kbd_mma_wait(acc);
+  KBD_ACC_TILE(f32, MC_M, MC_N) r;
+  kbd_acc_load(r, acc, 0);
+  kbd_store2d(r, p.d, MC_M, MC_N, MC_N, 0, 0);
+  kbd_sync();
+  if (kbd_warp_id() == 0 && !p.leak) kbd_tmem_free(tm, 256);
+}
