@@ -89,8 +89,8 @@ static double time_call(const gctx *c, int reps) {
   CK(cudaEventElapsedTime(&ms, e0, e1));
   int iters = ms > 0.0f ? (int)(20.0f / ms) : 100;
   iters = iters < 1 ? 1 : iters > 1000 ? 1000 : iters;
-  double s[64], best;
-  reps = reps > 64 ? 64 : reps;
+  double s[64] = {0}, best;
+  reps = reps < 1 ? 1 : reps > 64 ? 64 : reps;
   for (int r = 0; r < reps; ++r) {
     CK(cudaEventRecord(e0, 0));
     for (int i = 0; i < iters; ++i)
@@ -187,7 +187,7 @@ int main(int argc, char **argv) {
     KBD_CHECK(kbd_tensor_map_encode(&c.p.b, &d));
     d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, d1, (uint64_t)m, (uint64_t)n, (uint64_t)n * 2,
                                kbd_tma_box_lines_for(gemm_out_bf16), kbd_tma_box_inner_for(gemm_out_bf16),
-                               KBD_TMAP_SWIZZLE_64B);
+                               KBD_TMAP_SWIZZLE_32B);
     KBD_CHECK(kbd_tensor_map_encode(&c.p.d, &d));
     c.p.m = m, c.p.n = n, c.p.k = k, c.p.alpha = 1.0f, c.p.beta = 0.0f, c.p.act = GEMM_ACT_NONE, c.p.d_f32 = 0;
     const long long tiles = (m + GEMM_BM - 1) / GEMM_BM * ((n + GEMM_BN - 1) / GEMM_BN);

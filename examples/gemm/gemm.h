@@ -9,7 +9,7 @@
  *                (full/empty mbarriers); the warpgroup gives most of its registers to the consumers
  *   warpgroups 1, 2  consumers: warpgroup g multiplies rows 128g..128g+127 of the tile into its own 128 x 128
  *                f32 accumulator (registers on sm_90a, Tensor Memory on sm_100a), then runs the epilogue and
- *                stores D with the TMA, 32 columns at a time, while the producer already loads the next tile
+ *                stores D with the TMA, 16 columns at a time, while the producer already loads the next tile
  * Blocks are persistent: launch about one per SM; each walks output tiles in a grouped order (GEMM_GROUP_M
  * tile rows at a time, so the A rows and B columns a wave of blocks reads stay in L2).
  * Edges: the TMA fills out-of-range parts of A and B tiles with zeros and clips D's stores, so any M, N, K >= 1
@@ -26,7 +26,7 @@
 #define GEMM_BK 64   /* K per stage for bf16: 64 x 2 bytes = one 128-byte swizzle row */
 #define GEMM_BK8 128 /* K per stage for e4m3: also 128 bytes */
 #define GEMM_STAGES 4
-#define GEMM_EPI_COLS 32 /* epilogue chunk: 32 f32 = one 128-byte row */
+#define GEMM_EPI_COLS 16 /* epilogue chunk: small, since on sm_90a the 128 accumulator registers stay live */
 #define GEMM_CONSUMERS 2
 #define GEMM_THREADS (128 * (1 + GEMM_CONSUMERS))
 #define GEMM_GROUP_M 8
@@ -43,9 +43,9 @@ typedef KBD_STILE(bf16, GEMM_BN, GEMM_BK, KBD_SWIZZLE_128B) gemm_b_k;
 typedef KBD_STILE_MN(bf16, GEMM_BN, GEMM_BK, KBD_SWIZZLE_128B) gemm_b_mn;
 typedef KBD_STILE(e4m3, GEMM_WM, GEMM_BK8, KBD_SWIZZLE_128B) gemm_a8;
 typedef KBD_STILE(e4m3, GEMM_BN, GEMM_BK8, KBD_SWIZZLE_128B) gemm_b8;
-/* Epilogue staging: 128 rows x 32 columns of D, f32 (128-byte rows) or bf16 (64-byte rows). */
-typedef KBD_STILE(f32, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_128B) gemm_out_f32;
-typedef KBD_STILE(bf16, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_64B) gemm_out_bf16;
+/* Epilogue staging: 128 rows x 16 columns of D, f32 (64-byte rows) or bf16 (32-byte rows). */
+typedef KBD_STILE(f32, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_64B) gemm_out_f32;
+typedef KBD_STILE(bf16, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_32B) gemm_out_bf16;
 
 typedef struct gemm_params {
   kbd_tensor_map a, b; /* boxes of one operand tile */
@@ -59,7 +59,7 @@ typedef struct gemm_params {
 } gemm_params;
 
 /* Dynamic shared memory of one block: the ring (A tiles of both warpgroups and the B tile per stage), one
- * staging tile per consumer warpgroup, the barriers and the Tensor Memory slot (about 225 KiB for bf16). */
+ * staging tile per consumer warpgroup, the barriers and the Tensor Memory slot (about 208 KiB for bf16). */
 typedef struct gemm_smem {
   size_t a, b, out, full, empty, accbar, tmem;
 } gemm_smem;

@@ -44,7 +44,7 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
 
   if (kbd_scope_contains(producer)) {
-    kbd_setmaxnreg_dec(40); /* the producer warpgroup only computes addresses: give registers to the consumers */
+    kbd_setmaxnreg_dec(56); /* the producer warpgroup only computes addresses: give registers to the consumers */
     if (kbd_warp_id() == 0) {
       int it = 0; /* ring position, counted the same way by the consumers */
       for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
@@ -95,11 +95,15 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
       }
       kbd_mma_wait(acc);
 
-      /* epilogue, 32 columns at a time: D = act(alpha * acc + beta * C + bias), stored by the TMA from a
+      /* epilogue, 16 columns at a time: D = act(alpha * acc + beta * C + bias), stored by the TMA from a
        * staging tile; meanwhile the producer is already filling the ring for this block's next tile */
       const long long r0 = tm * GEMM_BM + g * GEMM_WM;
-      for (int c = 0; c < GEMM_BN && tn * GEMM_BN + c < p.n; c += GEMM_EPI_COLS) {
+      /* unrolled: on sm_90a the chunk's columns are accumulator REGISTERS, which only constant indices name
+       * (a run-time column offset would put the whole accumulator in local memory) */
+      KBD_UNROLL
+      for (int c = 0; c < GEMM_BN; c += GEMM_EPI_COLS) {
         const long long c0 = tn * GEMM_BN + c;
+        if (c0 >= p.n) break; /* the rest of the tile is past D's last column */
         KBD_ACC_TILE(f32, GEMM_WM, GEMM_EPI_COLS) v, x;
         kbd_acc_load(v, acc, c);
         kbd_mul_s(v, v, p.alpha);
@@ -115,8 +119,9 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
           kbd_add(v, v, x);
         }
         if (p.bias) {
-          kbd_load2d(x, p.bias, p.m, p.n, 0, r0, c0); /* leading dimension 0: the same row for every row */
-          kbd_add(v, v, x);
+          KBD_COLVEC(f32, v) bias; /* the bias of the columns this thread holds */
+          kbd_vec_load(bias, p.bias, c0, p.n);
+          kbd_bcast_cols(v, v, bias, KBD_OP_ADD);
         }
         if (p.act == GEMM_ACT_RELU) kbd_max_s(v, v, 0.0f);
         if (p.act == GEMM_ACT_GELU) kbd_gelu(v, v);

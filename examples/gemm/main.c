@@ -170,11 +170,11 @@ int main(int argc, char **argv) {
   if (d_f32)
     d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_F32, dd, (uint64_t)m, (uint64_t)n, (uint64_t)(ldd * dsz),
                                kbd_tma_box_lines_for(gemm_out_f32), kbd_tma_box_inner_for(gemm_out_f32),
-                               KBD_TMAP_SWIZZLE_128B);
+                               KBD_TMAP_SWIZZLE_64B);
   else
     d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, dd, (uint64_t)m, (uint64_t)n, (uint64_t)(ldd * dsz),
                                kbd_tma_box_lines_for(gemm_out_bf16), kbd_tma_box_inner_for(gemm_out_bf16),
-                               KBD_TMAP_SWIZZLE_64B);
+                               KBD_TMAP_SWIZZLE_32B);
   KBD_CHECK(kbd_tensor_map_encode(&p.d, &d));
   p.c = beta != 0.0f ? dc : NULL;
   p.bias = bias ? dbias : NULL;

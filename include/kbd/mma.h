@@ -408,7 +408,9 @@ KBD_DEV void kbd__acc_tmem(float *v, int npt, uint32_t taddr, int m_total, int n
   const int mblocks = m_total == 64 ? 1 : m_total / 128;
   const int shape = m_total == 64 ? KBD_TMEM_16X256B : KBD_TMEM_32X32B;
   const int per = m_total == 64 ? cols / 2 : cols; /* registers per block */
-  const int chunk = per < 32 ? per : 32;           /* registers per instruction */
+  /* registers per instruction: the largest power of two dividing the row's count, at most 32 (.xN takes powers
+   * of two only, and a short operand list keeps each asm statement small) */
+  const int chunk = (per & -per) < 32 ? (per & -per) : 32;
   const int ccols = m_total == 64 ? 2 * chunk : chunk;
   const int xn = m_total == 64 ? chunk / 4 : chunk;
   KBD_UNROLL
@@ -435,7 +437,11 @@ KBD_DEV void kbd__acc_tmem(float *v, int npt, uint32_t taddr, int m_total, int n
       }
     }
   }
-  if (to_acc) {
+  if (!to_acc) {
+    /* orders these loads before the barrier that precedes the next MMA into these columns or the dealloc
+     * (ptx-reference 5.8); the loads themselves are complete (wait::ld above) */
+    kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);
+  } else {
     /* the stores must land before a later MMA of the leader thread accumulates onto them */
     kbd_hw_tmem_wait_st(KBD_SITE_ARGS);
     kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);

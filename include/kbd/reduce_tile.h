@@ -8,6 +8,8 @@
  *   kbd_bcast_rows(d, a, m, op)          d[r][c] = a[r][c] op m[r]   (KBD_OP_ADD/SUB/MUL/DIV/MIN/MAX)
  *   kbd_bcast_cols(d, a, c, op)          d[r][c] = a[r][c] op c[c]
  *   kbd_vec_store(p, m)                  p[r] = m[r] (p[c] = c[c]), each index written once per scope
+ *   kbd_vec_load(m, p, base, n)          m[r] = p[base + r] (columns likewise), 0 where base + r >= n: e.g. a
+ *                                        bias per column, then kbd_bcast_cols(t, t, m, KBD_OP_ADD)
  *   KBD_VEC_AT(m, lane, k), KBD_VEC_SLOTS(m), KBD_VEC_SLOT(m, i), KBD_VEC_INDEX(m, lane, k)
  *
  * Tiles: ROW (any scope), WGMMA_ACC and TMEM_ACC (warpgroup), MMA_C (warp). Ops as in kbd/reduce.h: sum,
@@ -409,10 +411,12 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
     KBD__RT_CHECK_LAYOUT(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t));                                   \
     KBD_STATIC_ASSERT(KBD_DT_##dt == (KBD_DT_IS_FLOAT(KBD_DTYPE(t)) ? KBD_DT_f32 : KBD_DT_i32),                        \
                       "kbd: the row/column vector of a float tile is f32, of an i32 tile i32");                        \
-    kbd_##dt v[KBD_LANES_HELD]                                                                                         \
-              [KBD__POS(KBD__RT_NSLOT(KBD_LAYOUT(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX))];   \
     char (*kbd_vmeta_)[KBD__POS(KBD_ROWS(t))][KBD__POS(KBD_COLS(t))][KBD__POS(KBD_SCOPE(t))][KBD__POS(KBD_LAYOUT(t))]  \
                       [KBD__POS(KBD__RT_TVEC(t))][AX][KBD_DT_##dt];                                                    \
+    /* last: in C++ a member is in scope from its declarator on, so a tile named `v` would otherwise be this array     \
+     * in the expressions above */                                                                                     \
+    kbd_##dt v[KBD_LANES_HELD]                                                                                         \
+              [KBD__POS(KBD__RT_NSLOT(KBD_LAYOUT(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX))];   \
   }
 #define KBD_ROWVEC(dt, t) KBD__RT_VTYPE(dt, t, KBD__RT_ROWS)
 #define KBD_COLVEC(dt, t) KBD__RT_VTYPE(dt, t, KBD__RT_COLS)
@@ -561,6 +565,26 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
         __typeof__(&(p)[0]) kbd_vd_ = &(p)[kbd_rt_index(kbd_vp_, kbd_vt_, kbd_vk_)];                                   \
         kbd_hw_mem_write(kbd_vd_, sizeof *kbd_vd_, "kbd_vec_store", KBD_SITE);                                         \
         *kbd_vd_ = (m).v[kbd_vl_][kbd_vk_];                                                                            \
+      }                                                                                                                \
+    }                                                                                                                  \
+  } while (0)
+
+/* The inverse: every thread reads the indices its slots stand for (a handful of loads of the same few lines
+ * across the scope, served by L1). Indices at or past n read as 0, so a tile hanging over the edge is safe. */
+#define kbd_vec_load(m, p, base, n)                                                                                    \
+  do {                                                                                                                 \
+    const kbd_rt_plan kbd_lp_ = KBD__V_PLAN(m);                                                                        \
+    const long long kbd_lb_ = (long long)(base), kbd_ln_ = (long long)(n);                                             \
+    for (int kbd_ll_ = 0; kbd_ll_ < KBD_LANES_HELD; ++kbd_ll_) {                                                       \
+      const int kbd_lt_ = KBD_SCOPE_TID(kbd_lp_.scope, kbd_ll_);                                                       \
+      KBD_UNROLL for (int kbd_lk_ = 0; kbd_lk_ < KBD_VEC_SLOTS(m); ++kbd_lk_) {                                        \
+        const long long kbd_li_ = kbd_lb_ + kbd_rt_index(kbd_lp_, kbd_lt_, kbd_lk_);                                   \
+        if (kbd_li_ < kbd_ln_) {                                                                                       \
+          kbd_hw_global_read(&(p)[kbd_li_], sizeof((p)[0]), "kbd_vec_load", KBD_SITE);                                 \
+          (m).v[kbd_ll_][kbd_lk_] = (p)[kbd_li_];                                                                      \
+        } else {                                                                                                       \
+          (m).v[kbd_ll_][kbd_lk_] = 0;                                                                                 \
+        }                                                                                                              \
       }                                                                                                                \
     }                                                                                                                  \
   } while (0)

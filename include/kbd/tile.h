@@ -20,6 +20,7 @@
 #include "layout.h"
 #include "mbarrier.h"
 #include "memory.h"
+#include "mma.h"
 #include "smem_plan.h"
 #include "status.h"
 #include "stile.h"

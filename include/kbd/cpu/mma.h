@@ -1,4 +1,1028 @@
-/* kbd/cpu/mma.h - MMA twins (docs/design/mma.md): being written. */
+/* kbd/cpu/mma.h - the MMA twins on the CPU machine (twin of ptx/mma.h): wgmma (emulating sm_90a,
+ * KBD_CPU_ARCH == 90) and tcgen05 with Tensor Memory (sm_100a, KBD_CPU_ARCH == 100). docs/design/mma.md.
+ *
+ * Operands. Every operand element is read through its descriptor with kbd_wgmma_desc_addr /
+ * kbd_umma_desc_addr, from the descriptor bits alone, so a wrong start, LBO, SBO or swizzle reads the same
+ * wrong bytes as the GPU. A descriptor address is an offset in the CTA's shared window: the CPU CTA's shared
+ * memory is one 1024-byte aligned array (kbd/cpu/sched.h: aligned_alloc(1024)), so kbd_hw_smem_addr (pointer
+ * - window base) has the same low 10 bits as the address and the descriptor's absolute-address XOR (§3,
+ * §4.6) lands on the bytes kbd_smem_tile_offset names. Each element's address is decoded once per MMA (A:
+ * M x K-step, B: N x K-step), never once per product.
+ *
+ * Numbers (docs/design/mma.md "Numeric contract"). Products are exact (tf32 inputs first lose their low 13
+ * mantissa bits, fp8 inputs decode through kbd's conversions); a K-step's sum is taken in double and rounded
+ * once to f32 (8-bit integers: exact, wrapped to s32); that is added to D in f32 (D = it when accumulate is 0).
+ *
+ * Time. The MMA reads its operands and computes at the issue into a pending record; D is written when the
+ * MMA retires: sm_90a at the wgmma.wait_group that covers its group (in each warp, for that warp's 16 rows
+ * of the m64 block), sm_100a at the issuing thread's tcgen05.commit, which then arrives once on the
+ * mbarrier (release: a warp that waits for the phase acquires the MMA's Tensor Memory writes).
+ *
+ * Races on the operands. The issue only CHECKS the operand bytes (delivered, fenced if generic, ordered
+ * before the issuing warp) and hashes their shadow state; the async proxy's read is recorded once, when the
+ * operation retires: for a wgmma at its first retirement by any warp of the warpgroup, under warp 0 of the
+ * warpgroup at that warp's current clock (kbd_mma_release arrives on the stage's `empty` barrier from warp 0
+ * only, after its own wait_group, so a producer ordered after that arrive is ordered after this read); for
+ * tcgen05 at the commit, under the committing warp, before its arrive. A producer that rewrote operand bytes
+ * between the issue and the retirement changes their shadow hash (reported at the retirement, naming the
+ * write's file:line); one that writes them after the retirement without waiting is a write-after-read race
+ * of the shadow (reported at the write). So the report does not depend on the schedule.
+ *
+ * Tensor Memory: per CTA 128 lanes x 512 columns of 32 bit, with per cell the writer (warp, and whether an
+ * MMA commit wrote it) and its clock, for the tcgen05.ld check "the reader acquired the commit's barrier and
+ * ran tcgen05.fence::after_thread_sync after that" (ptx-reference §5.8).
+ */
 #ifndef KBD_CPU_MMA_H
 #define KBD_CPU_MMA_H
-#endif
+
+#include "../convert_sw.h"
+#include "../layout.h"
+#include "../mma_desc.h"
+#include "mbar.h"
+
+#if KBD_MODE_CPU
+
+#define KBD_CPU_MMA_WGS (KBD_CPU_MAX_WARPS / 4)
+#define KBD_CPU_MMA_GROUPS 256   /* wgmma groups one warp may have committed and not waited for */
+#define KBD_CPU_TMEM_MMA 0x8000u /* tm_who flag: the cell was written by an MMA at a tcgen05.commit */
+
+/* The 16-byte shared units an operation reads (every swizzle moves whole 16-byte units, §3) and a hash of
+ * their shadow state at the issue. */
+typedef struct kbd_cpu_mma_chunks {
+  uint32_t *off;
+  uint64_t *hash;
+  int n, cap;
+} kbd_cpu_mma_chunks;
+
+/* One wgmma of a warpgroup: each of its 4 warps issues its part (the warp's 16 rows of the m64 block). */
+typedef struct kbd_cpu_wgop {
+  int kind, accumulate;
+  uint32_t idesc;
+  uint64_t adesc, bdesc;
+  unsigned mask;    /* warps (id % 4) that issued it */
+  unsigned retired; /* warps that retired it */
+  int read_done;    /* the async read of its operands was recorded (first retirement) */
+  int n, dtype, saturate;
+  const char *file; /* first issue */
+  int line, first_warp;
+  kbd_cpu_mma_chunks ch;
+  void *d[4]; /* each warp's accumulator: lane l's N/2 values at (elem *)d + l * ld */
+  int ld[4];
+  uint32_t *res[4]; /* each warp's K-step sums, 32 lanes x N/2 (f32 or s32 bits) in WGMMA_ACC order */
+} kbd_cpu_wgop;
+
+typedef struct kbd_cpu_wg {
+  kbd_cpu_wgop **ops; /* issue order; ops[0] is op number `first` */
+  int first, n, cap;
+} kbd_cpu_wg;
+
+typedef struct kbd_cpu_wgq {    /* one warp's wgmma bookkeeping */
+  int issued;                   /* ops of its warpgroup this warp issued (its next op's number) */
+  int committed;                /* ops before this number are in committed groups */
+  int retired;                  /* ops before this number are retired in this warp */
+  int ng, g0;                   /* groups committed, first not yet waited for */
+  int gend[KBD_CPU_MMA_GROUPS]; /* ring: end op number of group g at gend[g % KBD_CPU_MMA_GROUPS] */
+} kbd_cpu_wgq;
+
+/* One tcgen05.mma issued and not yet committed. */
+typedef struct kbd_cpu_umma {
+  uint32_t lane, col; /* D in Tensor Memory */
+  int m, n, dtype, accumulate, saturate;
+  uint32_t *res; /* m x n K-step sums (f32 or s32 bits) */
+  kbd_cpu_mma_chunks ch;
+  const char *file;
+  int line;
+} kbd_cpu_umma;
+
+typedef struct kbd_cpu_tmem_alloc {
+  int col, ncols, warp;
+  const char *file;
+  int line;
+} kbd_cpu_tmem_alloc;
+
+typedef struct kbd_cpu_mma_state {
+  uint32_t base; /* cta->sh.base it was reset for: another value is a new CTA */
+  kbd_cpu_wg wg[KBD_CPU_MMA_WGS];
+  kbd_cpu_wgq wq[KBD_CPU_MAX_WARPS];
+  kbd_cpu_umma **uq[KBD_CPU_MAX_WARPS]; /* per warp (its issuing thread): MMAs not committed */
+  int un[KBD_CPU_MAX_WARPS], ucap[KBD_CPU_MAX_WARPS];
+  /* Tensor Memory (allocated at the first tcgen05 use): value, writer clock, writer (group index | MMA flag) */
+  uint32_t *tm_val, *tm_clk;
+  uint16_t *tm_who;
+  kbd_cpu_tmem_alloc alloc[KBD_TMEM_COLS / KBD_TMEM_MIN_COLS];
+  int nalloc, relinquished;
+  const char *rel_file;
+  int rel_line;
+  /* per warp: its vector clock (this CTA's entries) at its last tcgen05.fence::after_thread_sync */
+  uint32_t fsnap[KBD_CPU_MAX_WARPS][KBD_CPU_MAX_WARPS];
+  double *sa, *sb, *sbt; /* scratch: decoded operands of one MMA (up to 128 x 32 and 256 x 32), B transposed */
+} kbd_cpu_mma_state;
+
+/* ---- state ------------------------------------------------------------------------------------------------ */
+
+static inline void kbd_cpu_mma_chunks_free(kbd_cpu_mma_chunks *c) {
+  free(c->off);
+  free(c->hash);
+  c->off = NULL;
+  c->hash = NULL;
+  c->n = c->cap = 0;
+}
+static inline void kbd_cpu_wgop_free(kbd_cpu_wgop *op) {
+  if (!op) return;
+  kbd_cpu_mma_chunks_free(&op->ch);
+  for (int q = 0; q < 4; ++q)
+    free(op->res[q]);
+  free(op);
+}
+static inline void kbd_cpu_umma_free(kbd_cpu_umma *u) {
+  if (!u) return;
+  kbd_cpu_mma_chunks_free(&u->ch);
+  free(u->res);
+  free(u);
+}
+
+/* Drops what an earlier CTA left (a faulted one may leave pending MMAs). */
+static inline void kbd_cpu_mma_clear(kbd_cpu_mma_state *S) {
+  for (int g = 0; g < KBD_CPU_MMA_WGS; ++g) {
+    for (int i = 0; i < S->wg[g].n; ++i)
+      kbd_cpu_wgop_free(S->wg[g].ops[i]);
+    S->wg[g].n = 0;
+    S->wg[g].first = 0;
+  }
+  for (int w = 0; w < KBD_CPU_MAX_WARPS; ++w) {
+    for (int i = 0; i < S->un[w]; ++i)
+      kbd_cpu_umma_free(S->uq[w][i]);
+    S->un[w] = 0;
+    memset(&S->wq[w], 0, sizeof S->wq[w]);
+  }
+}
+
+static inline void kbd_cpu_mma_destroy(void *p) {
+  kbd_cpu_mma_state *S = (kbd_cpu_mma_state *)p;
+  if (!S) return;
+  kbd_cpu_mma_clear(S);
+  for (int g = 0; g < KBD_CPU_MMA_WGS; ++g)
+    free(S->wg[g].ops);
+  for (int w = 0; w < KBD_CPU_MAX_WARPS; ++w)
+    free(S->uq[w]);
+  free(S->tm_val);
+  free(S->tm_clk);
+  free(S->tm_who);
+  free(S->sa);
+  free(S->sb);
+  free(S->sbt);
+  free(S);
+}
+
+static inline void kbd_cpu_mma_exit(kbd_cpu_warp *w);
+
+/* The running CTA's MMA state, reset when the CTA is a new one. */
+static inline kbd_cpu_mma_state *kbd_cpu_mma_of(kbd_cpu_cta *cta) {
+  kbd_cpu_mma_state *S = (kbd_cpu_mma_state *)cta->mma;
+  if (KBD_UNLIKELY(!S)) {
+    S = (kbd_cpu_mma_state *)calloc(1, sizeof *S);
+    if (S) {
+      S->sa = (double *)malloc(sizeof(double) * 128 * 32);
+      S->sb = (double *)malloc(sizeof(double) * 256 * 32);
+      S->sbt = (double *)malloc(sizeof(double) * 256 * 32);
+    }
+    if (!S || !S->sa || !S->sb || !S->sbt) {
+      fprintf(stderr, "kbd: out of host memory for the MMA emulation state\n");
+      abort();
+    }
+    cta->mma = S;
+    cta->mma_exit = kbd_cpu_mma_exit;
+    cta->mma_free = kbd_cpu_mma_destroy;
+  }
+  if (S->base != cta->sh.base) {
+    /* Tensor Memory stamps are compared with the shadow's base like shared-memory stamps; when the shadow
+     * restarted its clocks (kbd_cpu_shadow_start), old stamps must go. */
+    if (S->tm_clk && cta->sh.base < S->base) memset(S->tm_clk, 0, sizeof(uint32_t) * KBD_TMEM_LANES * KBD_TMEM_COLS);
+    kbd_cpu_mma_clear(S);
+    S->nalloc = 0;
+    S->relinquished = 0;
+    memset(S->fsnap, 0, sizeof S->fsnap);
+    S->base = cta->sh.base;
+  }
+  return S;
+}
+
+/* The emulated arch must be the instruction's: the sm_90a twin set only when emulating sm_90a, tcgen05 only
+ * when emulating sm_100a (the accumulator's type differs, so it is a compile-time choice, KBD_CPU_ARCH). */
+static inline void kbd_cpu_mma_arch(int arch, const char *what, KBD_SITE_PARAMS) {
+  if (KBD_UNLIKELY(KBD_CPU_ARCH != arch))
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "%s is an sm_%da instruction, but this build emulates sm_%da (KBD_CPU_ARCH=%d): build with "
+                  "-DKBD_CPU_ARCH=%d",
+                  what, arch, (int)KBD_CPU_ARCH, (int)KBD_CPU_ARCH, arch);
+}
+
+/* ---- the instruction's shape and types ---------------------------------------------------------------------- */
+
+typedef struct kbd_cpu_mma_shape {
+  int kind, ta, tb, td, m, n, amaj, bmaj, nega, negb, sat, aes, bes, kel;
+} kbd_cpu_mma_shape;
+
+static inline kbd_cpu_mma_shape kbd_cpu_mma_shape_of(int arch, int kind, uint32_t idesc, const char *what,
+                                                     KBD_SITE_PARAMS) {
+  kbd_cpu_mma_shape s;
+  if (kind < KBD_MMA_KIND_F16 || kind > KBD_MMA_KIND_I8)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: kind %d is not a kbd_mma_kind (f16, tf32, f8f6f4, i8)", what,
+                  kind);
+  const char *why = kbd_umma_idesc_check(idesc, kind, 1);
+  if (why) kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: instruction descriptor 0x%08x: %s", what, idesc, why);
+  s.kind = kind;
+  s.ta = kbd_umma_idesc_type(kind, kbd_umma_idesc_a_code(idesc));
+  s.tb = kbd_umma_idesc_type(kind, kbd_umma_idesc_b_code(idesc));
+  s.td = kbd_umma_idesc_dtype(idesc);
+  s.m = kbd_umma_idesc_m(idesc);
+  s.n = kbd_umma_idesc_n(idesc);
+  s.amaj = kbd_umma_idesc_a_major(idesc);
+  s.bmaj = kbd_umma_idesc_b_major(idesc);
+  s.nega = (int)kbd_umma_idesc_negate_a(idesc);
+  s.negb = (int)kbd_umma_idesc_negate_b(idesc);
+  s.sat = (int)kbd_umma_idesc_saturate(idesc);
+  s.aes = kbd_mma_type_bytes(s.ta);
+  s.bes = kbd_mma_type_bytes(s.tb);
+  s.kel = KBD_MMA_KSTEP_BYTES / s.aes;
+  if (arch == KBD_MMA_SM90) {
+    why = kbd_wgmma_shape_check(s.ta, s.tb, s.td, s.m, s.n, s.amaj, s.bmaj);
+    if (why) kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: %s", what, why);
+  }
+  if (s.td == KBD_MMA_F16)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "%s: f16 accumulators are not emulated by the CPU machine (kbd accumulates in f32 or s32)", what);
+  return s;
+}
+
+/* ---- reading the operands ---------------------------------------------------------------------------------- */
+
+static inline double kbd_cpu_mma_elem(int t, const unsigned char *p) {
+  switch (t) {
+  case KBD_MMA_F16: {
+    kbd_f16 h;
+    memcpy(&h.bits, p, 2);
+    return (double)kbd_cvt_sw_f16_to_f32(h);
+  }
+  case KBD_MMA_BF16: {
+    uint16_t b;
+    memcpy(&b, p, 2);
+    return (double)kbd_cvt_bits_f32((uint32_t)b << 16);
+  }
+  case KBD_MMA_TF32: { /* the MMA ignores the low 13 mantissa bits (§4.1) */
+    uint32_t u;
+    memcpy(&u, p, 4);
+    return (double)kbd_cvt_bits_f32(u & 0xFFFFE000u);
+  }
+  case KBD_MMA_E4M3: {
+    kbd_e4m3 v;
+    v.bits = p[0];
+    return (double)kbd_cvt_sw_e4m3_to_f32(v);
+  }
+  case KBD_MMA_E5M2: {
+    kbd_e5m2 v;
+    v.bits = p[0];
+    return (double)kbd_cvt_sw_e5m2_to_f32(v);
+  }
+  case KBD_MMA_S8: return (double)(int8_t)p[0];
+  default: return (double)p[0]; /* U8 */
+  }
+}
+
+static inline uint64_t kbd_cpu_mma_hash(const kbd_cpu_shadow *sh, size_t off) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t b = off; b < off + 16; ++b) {
+    h = (h ^ (uint64_t)sh->wclk[b]) * 0x100000001b3ull;
+    h = (h ^ ((uint64_t)sh->winfo[b] << 16 | (uint64_t)sh->wsite[b])) * 0x100000001b3ull;
+  }
+  return h;
+}
+
+/* The async proxy will read the 16 bytes at off: CHECK them (written, delivered, generic writes fenced by their
+ * writer, ordered before w) without recording a read (the read is recorded when the MMA retires). */
+static inline void kbd_cpu_mma_check_unit(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t off, const char *what,
+                                          KBD_SITE_PARAMS) {
+  kbd_cpu_shadow *sh = &cta->sh;
+  const uint32_t base = sh->base, me = (uint32_t)w->gid;
+  const int race = cta->L->race_check;
+  for (size_t b = off; b < off + 16; ++b) {
+    const uint32_t c = sh->wclk[b], info = sh->winfo[b], x = info & KBD_CPU_SH_WARP;
+    if (KBD_UNLIKELY(c < base || (info & KBD_CPU_SH_PENDING) || (race && x != me && c > w->clk[x])))
+      kbd_cpu_shadow_read_fault(cta, w, off, 16, what, kbd_cpu_no_elem(), KBD_SITE_ARGS);
+    if (info & KBD_CPU_SH_ASYNC) continue;
+    const kbd_cpu_warp *xw = &cta->G->ctas[x / KBD_CPU_MAX_WARPS]->warps[x % KBD_CPU_MAX_WARPS];
+    if (KBD_UNLIKELY(c > xw->fence_clk)) {
+      char where[192], who[48];
+      kbd_cpu_smem_where(cta, b, where, sizeof where);
+      const kbd_cpu_site s = kbd_cpu_site_of(sh->wsite[b]);
+      kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                    "%s reads %s through the async proxy, but %s wrote it with generic stores at %s:%d and has "
+                    "not executed fence.proxy.async since (kbd_fence_proxy_async, then a barrier)",
+                    what, where, kbd_cpu_who(cta->G, (int)x, who, sizeof who), s.file, s.line);
+    }
+  }
+}
+
+static inline void kbd_cpu_mma_chunk_add(kbd_cpu_mma_chunks *c, const kbd_cpu_shadow *sh, uint32_t off) {
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 256;
+    c->off = (uint32_t *)realloc(c->off, sizeof(uint32_t) * (size_t)c->cap);
+    c->hash = (uint64_t *)realloc(c->hash, sizeof(uint64_t) * (size_t)c->cap);
+    if (!c->off || !c->hash) {
+      fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+      abort();
+    }
+  }
+  c->off[c->n] = off;
+  c->hash[c->n++] = kbd_cpu_mma_hash(sh, off);
+}
+
+/* Decodes rows row0 .. row0+nrows-1 of one K-step of an operand into out[r][k] (r from 0, kel per row),
+ * checking every 16-byte unit read; ch (may be NULL) collects the units. */
+static inline void kbd_cpu_mma_operand(kbd_cpu_cta *cta, kbd_cpu_warp *w, int arch, uint64_t desc, int type, int major,
+                                       int row0, int nrows, int kel, int neg, double *out, kbd_cpu_mma_chunks *ch,
+                                       const char *what, KBD_SITE_PARAMS) {
+  const int es = kbd_mma_type_bytes(type);
+  const size_t top = cta->smem_top;
+  for (int r = 0; r < nrows; ++r)
+    for (int k = 0; k < kel; ++k) {
+      const uint32_t a = arch == KBD_MMA_SM90 ? kbd_wgmma_desc_addr(desc, major, es, row0 + r, k)
+                                              : kbd_umma_desc_addr(desc, major, es, row0 + r, k);
+      if (KBD_UNLIKELY((size_t)(a & ~15u) + 16 > top))
+        kbd_cpu_fault(KBD_ERR_BOUNDS, KBD_SITE_ARGS,
+                      "%s: the descriptor 0x%016llx names shared address %u for row %d, k %d, outside the CTA's "
+                      "%zu bytes of shared memory",
+                      what, (unsigned long long)desc, a, row0 + r, k, top);
+      if ((a & 15u) == 0) {
+        kbd_cpu_mma_check_unit(cta, w, a, what, KBD_SITE_ARGS);
+        if (ch) kbd_cpu_mma_chunk_add(ch, &cta->sh, a);
+      }
+      const double v = kbd_cpu_mma_elem(type, cta->smem + a);
+      out[r * kel + k] = neg ? -v : v;
+    }
+}
+
+/* res[r * n + c] = the K-step sum of A row r and B row c, rounded once (f32), or wrapped (s32). Each sum runs
+ * over k in order; the loop over c inside keeps that order per element and lets the compiler vectorise across
+ * columns (bt: B transposed, scratch of kel x n). */
+static inline void kbd_cpu_mma_dot(const kbd_cpu_mma_shape *s, const double *A, int rows, const double *B, double *bt,
+                                   uint32_t *res) {
+  const int kel = s->kel, n = s->n;
+  double acc[256];
+  for (int c = 0; c < n; ++c)
+    for (int k = 0; k < kel; ++k)
+      bt[k * n + c] = B[c * kel + k];
+  for (int r = 0; r < rows; ++r) {
+    const double *a = A + r * kel;
+    for (int c = 0; c < n; ++c)
+      acc[c] = 0;
+    for (int k = 0; k < kel; ++k) {
+      const double av = a[k], *b = bt + k * n;
+      for (int c = 0; c < n; ++c)
+        acc[c] += av * b[c];
+    }
+    for (int c = 0; c < n; ++c) /* s32: |sum| < 2^21, exact in double */
+      res[r * n + c] = s->td == KBD_MMA_S32 ? (uint32_t)(int64_t)acc[c] : kbd_cvt_f32_bits((float)acc[c]);
+  }
+}
+
+/* D := (accumulate ? D + sum : sum) in f32, or s32 (wrapping, or saturating with the idesc's saturate bit). */
+static inline uint32_t kbd_cpu_mma_acc(int dtype, int saturate, int accumulate, uint32_t d, uint32_t sum) {
+  if (dtype == KBD_MMA_S32) {
+    if (!accumulate) return sum;
+    if (!saturate) return d + sum;
+    const int64_t v = (int64_t)(int32_t)d + (int64_t)(int32_t)sum;
+    return (uint32_t)(int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+  }
+  return accumulate ? kbd_cvt_f32_bits(kbd_cvt_bits_f32(d) + kbd_cvt_bits_f32(sum)) : sum;
+}
+
+/* The operation retires: its operand units must still hold what the issue read (else a producer overwrote
+ * them while the MMA could still read them: reported at that write), then the async proxy's read is
+ * recorded under `reader` at its current clock. */
+static inline void kbd_cpu_mma_retire_read(kbd_cpu_cta *cta, kbd_cpu_warp *reader, const kbd_cpu_mma_chunks *ch,
+                                           const char *what, const char *ifile, int iline, KBD_SITE_PARAMS) {
+  kbd_cpu_shadow *sh = &cta->sh;
+  for (int i = 0; i < ch->n; ++i)
+    if (KBD_UNLIKELY(kbd_cpu_mma_hash(sh, ch->off[i]) != ch->hash[i])) {
+      const size_t b = ch->off[i];
+      char where[192], who[48];
+      kbd_cpu_smem_where(cta, b, where, sizeof where);
+      const kbd_cpu_site s = kbd_cpu_site_of(sh->wsite[b]);
+      kbd_cpu_fault(KBD_ERR_RACE, s.file, s.line,
+                    "data race (write after read) on %s: %s writes it here while the %s issued at %s:%d still reads "
+                    "it (the MMA retires only at %s:%d): on the GPU the tensor core may read the new bytes. Wait "
+                    "for the consumer's release of the stage (kbd_mma_release -> the `empty` mbarrier) first",
+                    where, kbd_cpu_who(cta->G, sh->winfo[b] & KBD_CPU_SH_WARP, who, sizeof who), what, ifile, iline,
+                    kbd_file_, kbd_line_);
+    }
+  if (!cta->L->race_check) return;
+  for (int i = 0; i < ch->n; ++i)
+    kbd_cpu_shadow_read_at(cta, reader, ch->off[i], 16, what, kbd_cpu_no_elem(), ifile, iline);
+}
+
+/* ---- shared addresses ----------------------------------------------------------------------------------------- */
+
+/* __cvta_generic_to_shared: p's offset in the running CTA's shared window (which starts at 0). */
+static inline uint32_t kbd_hw_smem_addr(const void *p, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  const uintptr_t a = (uintptr_t)p, lo = (uintptr_t)w->cta->smem;
+  if (a < lo || a >= lo + w->cta->smem_top)
+    kbd_cpu_fault(KBD_ERR_BOUNDS, KBD_SITE_ARGS,
+                  "kbd_hw_smem_addr: %p is not in this CTA's shared memory (%zu bytes in use): an MMA operand must "
+                  "be a shared tile",
+                  p, w->cta->smem_top);
+  return (uint32_t)(a - lo);
+}
+
+/* ---- sm_90a: wgmma ------------------------------------------------------------------------------------------- */
+
+static inline int kbd_cpu_wgmma_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
+  const kbd_cpu_mma_state *S = (const kbd_cpu_mma_state *)w->cta->mma;
+  const kbd_cpu_wg *g = &S->wg[w->id / 4];
+  const int i = (int)w->wait_arg - g->first;
+  if (i < 0 || i >= g->n) return snprintf(buf, cap, "a wgmma of its warpgroup");
+  const kbd_cpu_wgop *op = g->ops[i];
+  char miss[32] = "";
+  int n = 0;
+  for (int q = 0; q < 4; ++q)
+    if (!(op->mask & (1u << q))) n += snprintf(miss + n, sizeof miss - (size_t)n, " %d", (w->id & ~3) + q);
+  return snprintf(buf, cap,
+                  "the wgmma issued at %s:%d to be issued by every warp of its warpgroup (wgmma.wait_group): warp(s)%s "
+                  "have not issued it",
+                  op->file, op->line, miss);
+}
+
+static inline void kbd_cpu_wgmma_need_wg(kbd_cpu_warp *w, const char *what, KBD_SITE_PARAMS) {
+  if (KBD_UNLIKELY((w->id | 3) >= w->cta->nwarps))
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "%s: warp %d is in warpgroup %d, which this %d-warp block does not complete (a wgmma is issued by "
+                  "the 4 warps of a warpgroup)",
+                  what, w->id, w->id / 4, w->cta->nwarps);
+}
+
+/* wgmma.fence.sync.aligned: orders the warp's register accesses before the next wgmma. */
+static inline void kbd_hw_wgmma_fence(KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mma_arch(90, "wgmma.fence", KBD_SITE_ARGS);
+  kbd_cpu_check_collective(w, "wgmma.fence", KBD_SITE_ARGS);
+}
+
+/* wgmma.mma_async.sync.aligned m64nNk*: the running warp's part (rows 16(w%4).. of the m64 block). */
+static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
+                                int accumulate, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_mma_arch(90, "wgmma.mma_async", KBD_SITE_ARGS);
+  kbd_cpu_check_collective(w, "wgmma.mma_async", KBD_SITE_ARGS);
+  kbd_cpu_wgmma_need_wg(w, "wgmma.mma_async", KBD_SITE_ARGS);
+  const kbd_cpu_mma_shape s = kbd_cpu_mma_shape_of(KBD_MMA_SM90, kind, idesc, "wgmma.mma_async", KBD_SITE_ARGS);
+  const char *why = kbd_wgmma_desc_check(adesc, s.amaj, s.aes);
+  if (why)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "wgmma.mma_async: A descriptor 0x%016llx: %s",
+                  (unsigned long long)adesc, why);
+  why = kbd_wgmma_desc_check(bdesc, s.bmaj, s.bes);
+  if (why)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "wgmma.mma_async: B descriptor 0x%016llx: %s",
+                  (unsigned long long)bdesc, why);
+  if (!d || ld < s.n / 2)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "wgmma.mma_async: the accumulator (%p, %d values per lane) cannot hold N/2 = %d values per lane", d,
+                  ld, s.n / 2);
+  for (int u = w->id & ~3; u <= (w->id | 3); ++u)
+    if (cta->warps[u].state == KBD_CPU_W_DONE)
+      kbd_cpu_fault(KBD_ERR_ISSUE, KBD_SITE_ARGS,
+                    "wgmma.mma_async: warp %d of this warpgroup has exited and can never issue its part: wgmma is "
+                    "warpgroup-collective (all 4 warps issue every wgmma)",
+                    u);
+  kbd_cpu_mma_state *S = kbd_cpu_mma_of(cta);
+  kbd_cpu_wg *g = &S->wg[w->id / 4];
+  kbd_cpu_wgq *wq = &S->wq[w->id];
+  const int q = w->id & 3, num = wq->issued++;
+  kbd_cpu_wgop *op;
+  if (num - g->first < g->n) {
+    op = g->ops[num - g->first];
+    if (op->kind != kind || op->idesc != idesc || op->adesc != adesc || op->bdesc != bdesc ||
+        op->accumulate != accumulate)
+      kbd_cpu_fault(KBD_ERR_ISSUE, KBD_SITE_ARGS,
+                    "the 4 warps of warpgroup %d issue different wgmma instructions as their wgmma number %d: warp %d "
+                    "issued kind %d, idesc 0x%08x, A 0x%016llx, B 0x%016llx, accumulate %d at %s:%d; warp %d here "
+                    "kind %d, idesc 0x%08x, A 0x%016llx, B 0x%016llx, accumulate %d (wgmma is .sync.aligned: the "
+                    "warpgroup executes the same instruction)",
+                    w->id / 4, num, op->first_warp, op->kind, op->idesc, (unsigned long long)op->adesc,
+                    (unsigned long long)op->bdesc, op->accumulate, op->file, op->line, w->id, kind, idesc,
+                    (unsigned long long)adesc, (unsigned long long)bdesc, accumulate);
+  } else {
+    op = (kbd_cpu_wgop *)calloc(1, sizeof *op);
+    if (!op ||
+        (g->n == g->cap && !(g->ops = (kbd_cpu_wgop **)realloc(
+                                 g->ops, sizeof(kbd_cpu_wgop *) * (size_t)(g->cap = g->cap ? 2 * g->cap : 16))))) {
+      fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+      abort();
+    }
+    g->ops[g->n++] = op;
+    op->kind = kind;
+    op->idesc = idesc;
+    op->adesc = adesc;
+    op->bdesc = bdesc;
+    op->accumulate = accumulate;
+    op->n = s.n;
+    op->dtype = s.td;
+    op->saturate = s.sat;
+    op->file = kbd_file_;
+    op->line = kbd_line_;
+    op->first_warp = w->id;
+  }
+  /* A: this warp's 16 rows of the m64 block; B: all N rows (collected once for the warpgroup). */
+  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM90, adesc, s.ta, s.amaj, 16 * q, 16, s.kel, s.nega, S->sa, &op->ch,
+                      "wgmma.mma_async (operand A)", KBD_SITE_ARGS);
+  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM90, bdesc, s.tb, s.bmaj, 0, s.n, s.kel, s.negb, S->sb,
+                      op->mask ? NULL : &op->ch, "wgmma.mma_async (operand B)", KBD_SITE_ARGS);
+  uint32_t *rows = (uint32_t *)malloc(sizeof(uint32_t) * 16u * (size_t)s.n);
+  op->res[q] = (uint32_t *)malloc(sizeof(uint32_t) * 16u * (size_t)s.n);
+  if (!rows || !op->res[q]) {
+    fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+    abort();
+  }
+  kbd_cpu_mma_dot(&s, S->sa, 16, S->sb, S->sbt, rows);
+  /* WGMMA_ACC: thread t = 32q + l holds element i at (row, col) = kbd_layout_wgmma_acc(64, N, t, i) */
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < s.n / 2; ++i) {
+      const kbd_coord c = kbd_layout_wgmma_acc(64, s.n, 32 * q + l, i);
+      op->res[q][l * (s.n / 2) + i] = rows[(c.row - 16 * q) * s.n + c.col];
+    }
+  free(rows);
+  op->d[q] = d;
+  op->ld[q] = ld;
+  op->mask |= 1u << q;
+  if (op->mask == 0xFu) /* a warp of the warpgroup may wait for this one */
+    for (int u = w->id & ~3; u <= (w->id | 3); ++u)
+      if (cta->warps[u].state == KBD_CPU_W_BLOCKED && cta->warps[u].wait_obj == (const void *)g)
+        kbd_cpu_wake(&cta->warps[u]);
+  kbd_cpu_tick(w); /* later writes of this warp get a new stamp, so a rewrite of the operands shows */
+}
+
+/* wgmma.commit_group: the warp's uncommitted wgmmas become one group (possibly empty). */
+static inline void kbd_hw_wgmma_commit(KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mma_arch(90, "wgmma.commit_group", KBD_SITE_ARGS);
+  kbd_cpu_check_collective(w, "wgmma.commit_group", KBD_SITE_ARGS);
+  kbd_cpu_wgq *wq = &kbd_cpu_mma_of(w->cta)->wq[w->id];
+  if (wq->ng - wq->g0 == KBD_CPU_MMA_GROUPS)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "wgmma.commit_group: %d groups committed and not waited for (CPU machine limit): wgmma.wait_group",
+                  KBD_CPU_MMA_GROUPS);
+  wq->gend[wq->ng++ % KBD_CPU_MMA_GROUPS] = wq->issued;
+  wq->committed = wq->issued;
+}
+
+/* wgmma.wait_group n: every committed group but the n newest is complete; their D values are written now. */
+static inline void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_mma_arch(90, "wgmma.wait_group", KBD_SITE_ARGS);
+  kbd_cpu_check_collective(w, "wgmma.wait_group", KBD_SITE_ARGS);
+  if (n < 0 || n > 7)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "wgmma.wait_group %d: N must be a constant in 0..7", n);
+  kbd_cpu_mma_state *S = kbd_cpu_mma_of(cta);
+  kbd_cpu_wgq *wq = &S->wq[w->id];
+  kbd_cpu_wg *g = &S->wg[w->id / 4];
+  const int q = w->id & 3;
+  if (wq->ng - wq->g0 <= n) return;
+  const int upto = wq->gend[(wq->ng - n - 1) % KBD_CPU_MMA_GROUPS];
+  wq->g0 = wq->ng - n;
+  for (int num = wq->retired; num < upto; ++num) {
+    kbd_cpu_wgop *op = g->ops[num - g->first];
+    /* The warpgroup's MMA starts once all 4 warps issued it: until then this wait cannot return. */
+    while (op->mask != 0xFu) {
+      kbd_cpu_block(g, (uint32_t)num, kbd_cpu_wgmma_describe, KBD_SITE_ARGS);
+      op = g->ops[num - g->first];
+    }
+    if (!op->read_done) {
+      op->read_done = 1;
+      kbd_cpu_mma_retire_read(cta, &cta->warps[w->id & ~3], &op->ch, "wgmma.mma_async", op->file, op->line,
+                              KBD_SITE_ARGS);
+    }
+    const int h = op->n / 2;
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < h; ++i) {
+        uint32_t *p = (uint32_t *)op->d[q] + (size_t)l * (size_t)op->ld[q] + i;
+        *p = kbd_cpu_mma_acc(op->dtype, op->saturate, op->accumulate, *p, op->res[q][l * h + i]);
+      }
+    op->retired |= 1u << q;
+  }
+  wq->retired = upto;
+  int k = 0; /* free the ops every warp has retired, from the oldest */
+  while (k < g->n && g->ops[k]->retired == 0xFu)
+    kbd_cpu_wgop_free(g->ops[k++]);
+  if (k) {
+    memmove(g->ops, g->ops + k, sizeof(kbd_cpu_wgop *) * (size_t)(g->n - k));
+    g->n -= k;
+    g->first += k;
+  }
+}
+
+/* A register read of lane l's n values at (elem *)d + l * ld while a wgmma of this warp not yet retired writes
+ * some of them (the GPU side is a no-op: the registers are the accumulator). */
+static inline void kbd_hw_wgmma_acc_touch(const void *d, int ld, int n, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_mma_arch(90, "a register read of a wgmma accumulator", KBD_SITE_ARGS);
+  kbd_cpu_mma_state *S = kbd_cpu_mma_of(cta);
+  const kbd_cpu_wgq *wq = &S->wq[w->id];
+  const kbd_cpu_wg *g = &S->wg[w->id / 4];
+  const int q = w->id & 3;
+  for (int num = wq->retired; num < wq->issued; ++num) {
+    const kbd_cpu_wgop *op = g->ops[num - g->first];
+    for (int l = 0; l < 32; ++l) {
+      const char *lo = (const char *)d + (size_t)l * (size_t)ld * 4u, *hi = lo + (size_t)n * 4u;
+      const char *olo = (const char *)op->d[q] + (size_t)l * (size_t)op->ld[q] * 4u, *ohi = olo + (size_t)op->n * 2u;
+      if (lo < ohi && olo < hi)
+        kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                      "accumulator read before wgmma.wait_group: the wgmma issued at %s:%d (%s) still writes these "
+                      "registers (lane %d); wait for its group first (kbd_mma_wait, wgmma.wait_group)",
+                      op->file, op->line, num < wq->committed ? "committed, not waited for" : "not even committed", l);
+    }
+  }
+}
+
+/* ---- sm_100a: Tensor Memory ------------------------------------------------------------------------------------ */
+
+static inline kbd_cpu_mma_state *kbd_cpu_tmem_state(kbd_cpu_cta *cta) {
+  kbd_cpu_mma_state *S = kbd_cpu_mma_of(cta);
+  if (KBD_UNLIKELY(!S->tm_val)) {
+    const size_t cells = (size_t)KBD_TMEM_LANES * KBD_TMEM_COLS;
+    S->tm_val = (uint32_t *)calloc(cells, sizeof(uint32_t));
+    S->tm_clk = (uint32_t *)calloc(cells, sizeof(uint32_t));
+    S->tm_who = (uint16_t *)calloc(cells, sizeof(uint16_t));
+    if (!S->tm_val || !S->tm_clk || !S->tm_who) {
+      fprintf(stderr, "kbd: out of host memory for Tensor Memory\n");
+      abort();
+    }
+  }
+  return S;
+}
+
+static inline void kbd_cpu_tcgen05_warp(const kbd_cpu_warp *w, const char *what, KBD_SITE_PARAMS) {
+  if (KBD_UNLIKELY(kbd_cpu_issuers(w) != KBD_WARP_SIZE))
+    kbd_cpu_fault(KBD_ERR_ISSUE, KBD_SITE_ARGS,
+                  "%s inside %s code: it is .sync.aligned, every thread of the warp executes it (call it from "
+                  "warp-uniform code)",
+                  what, w->lanes_depth ? "per-lane (KBD_FOR_LANES)" : "elected-lane (KBD_ELECT_ONE)");
+}
+static inline void kbd_cpu_tcgen05_single(const kbd_cpu_warp *w, const char *what, KBD_SITE_PARAMS) {
+  if (KBD_UNLIKELY(kbd_cpu_issuers(w) != 1))
+    kbd_cpu_fault(KBD_ERR_ISSUE, KBD_SITE_ARGS,
+                  "%s in warp-uniform code: all 32 threads of warp %d would issue it. Issue it from one thread: "
+                  "KBD_ELECT_ONE { ... }",
+                  what, w->id);
+}
+
+/* The allocation holding columns [col, col + ncols), or -1. */
+static inline int kbd_cpu_tmem_find(const kbd_cpu_mma_state *S, uint32_t col, uint32_t ncols) {
+  for (int i = 0; i < S->nalloc; ++i)
+    if (col >= (uint32_t)S->alloc[i].col && col + ncols <= (uint32_t)(S->alloc[i].col + S->alloc[i].ncols)) return i;
+  return -1;
+}
+static inline void kbd_cpu_tmem_inside(const kbd_cpu_mma_state *S, uint32_t col, uint32_t ncols, const char *what,
+                                       KBD_SITE_PARAMS) {
+  if (KBD_UNLIKELY(kbd_cpu_tmem_find(S, col, ncols) < 0)) {
+    char have[160] = "none";
+    int n = 0;
+    for (int i = 0; i < S->nalloc && n < (int)sizeof have - 24; ++i)
+      n += snprintf(have + n, sizeof have - (size_t)n, "%s[%d, %d)", i ? ", " : "", S->alloc[i].col,
+                    S->alloc[i].col + S->alloc[i].ncols);
+    kbd_cpu_fault(KBD_ERR_BOUNDS, KBD_SITE_ARGS,
+                  "%s: Tensor Memory columns [%u, %u) are not inside one allocation of this CTA (allocated: %s)", what,
+                  col, col + ncols, have);
+  }
+}
+
+static inline int kbd_cpu_tmem_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
+  return snprintf(buf, cap, "%u free Tensor Memory columns (tcgen05.alloc; none were freed)", (unsigned)w->wait_arg);
+}
+
+/* tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], ncols (one warp). First fit at a multiple of
+ * ncols; waits while no such range is free (as the hardware does). */
+static inline void kbd_hw_tmem_alloc(uint32_t *slot, uint32_t ncols, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mma_arch(100, "tcgen05.alloc", KBD_SITE_ARGS);
+  kbd_cpu_tcgen05_warp(w, "tcgen05.alloc", KBD_SITE_ARGS);
+  kbd_cpu_mma_state *S = kbd_cpu_tmem_state(w->cta);
+  if (ncols < KBD_TMEM_MIN_COLS || ncols > KBD_TMEM_COLS || (ncols & (ncols - 1)))
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "tcgen05.alloc of %u columns: the count must be a power of two in 32..512 (ptx-reference 5.2)",
+                  ncols);
+  if (S->relinquished)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "tcgen05.alloc after this CTA gave up its allocation permit (tcgen05.relinquish_alloc_permit at "
+                  "%s:%d): a later alloc is undefined behaviour (ptx-reference 5.2)",
+                  S->rel_file, S->rel_line);
+  const size_t off = kbd_cpu_check_smem(slot, 4, KBD_SITE_ARGS, "tcgen05.alloc (the address slot)");
+  for (;;) {
+    for (uint32_t c = 0; c + ncols <= KBD_TMEM_COLS; c += ncols) {
+      int busy = 0;
+      for (int i = 0; i < S->nalloc; ++i)
+        busy |= c < (uint32_t)(S->alloc[i].col + S->alloc[i].ncols) && (uint32_t)S->alloc[i].col < c + ncols;
+      if (busy) continue;
+      kbd_cpu_tmem_alloc *a = &S->alloc[S->nalloc++];
+      a->col = (int)c;
+      a->ncols = (int)ncols;
+      a->warp = w->id;
+      a->file = kbd_file_;
+      a->line = kbd_line_;
+      const kbd_cpu_elem el = {-1, -1, 4};
+      kbd_cpu_shadow_write(w, off, 4, 0, "tcgen05.alloc", el, KBD_SITE_ARGS);
+      *slot = KBD_TMEM_ADDR(0, c);
+      return;
+    }
+    kbd_cpu_block(S->alloc, ncols, kbd_cpu_tmem_describe, KBD_SITE_ARGS);
+  }
+}
+
+/* tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols (one warp): exactly one earlier allocation. */
+static inline void kbd_hw_tmem_dealloc(uint32_t taddr, uint32_t ncols, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mma_arch(100, "tcgen05.dealloc", KBD_SITE_ARGS);
+  kbd_cpu_tcgen05_warp(w, "tcgen05.dealloc", KBD_SITE_ARGS);
+  kbd_cpu_mma_state *S = kbd_cpu_tmem_state(w->cta);
+  int i = 0;
+  while (i < S->nalloc &&
+         !(taddr >> 16 == 0 && (taddr & 0xFFFFu) == (uint32_t)S->alloc[i].col && ncols == (uint32_t)S->alloc[i].ncols))
+    ++i;
+  if (i == S->nalloc)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "tcgen05.dealloc of %u columns at lane %u, column %u: no allocation of this CTA is exactly that "
+                  "(tcgen05.dealloc frees what one tcgen05.alloc returned)",
+                  ncols, taddr >> 16, taddr & 0xFFFFu);
+  S->alloc[i] = S->alloc[--S->nalloc];
+  for (int u = 0; u < w->cta->nwarps; ++u)
+    if (w->cta->warps[u].state == KBD_CPU_W_BLOCKED && w->cta->warps[u].wait_obj == (const void *)S->alloc)
+      kbd_cpu_wake(&w->cta->warps[u]);
+}
+
+/* tcgen05.relinquish_alloc_permit (one warp): the CTA will not allocate again. */
+static inline void kbd_hw_tmem_relinquish(KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mma_arch(100, "tcgen05.relinquish_alloc_permit", KBD_SITE_ARGS);
+  kbd_cpu_tcgen05_warp(w, "tcgen05.relinquish_alloc_permit", KBD_SITE_ARGS);
+  kbd_cpu_mma_state *S = kbd_cpu_tmem_state(w->cta);
+  if (!S->relinquished) {
+    S->relinquished = 1;
+    S->rel_file = kbd_file_;
+    S->rel_line = kbd_line_;
+  }
+}
+
+/* tcgen05.mma.cta_group::1.kind::K [dtmem], adesc, bdesc, idesc, accumulate (one thread). */
+static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
+                               KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_mma_arch(100, "tcgen05.mma", KBD_SITE_ARGS);
+  kbd_cpu_tcgen05_single(w, "tcgen05.mma", KBD_SITE_ARGS);
+  const kbd_cpu_mma_shape s = kbd_cpu_mma_shape_of(KBD_MMA_SM100, kind, idesc, "tcgen05.mma", KBD_SITE_ARGS);
+  const char *why = kbd_umma_desc_check(adesc, s.amaj, s.aes);
+  if (why)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "tcgen05.mma: A descriptor 0x%016llx: %s", (unsigned long long)adesc,
+                  why);
+  why = kbd_umma_desc_check(bdesc, s.bmaj, s.bes);
+  if (why)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "tcgen05.mma: B descriptor 0x%016llx: %s", (unsigned long long)bdesc,
+                  why);
+  kbd_cpu_mma_state *S = kbd_cpu_tmem_state(cta);
+  const uint32_t lane = dtmem >> 16, col = dtmem & 0xFFFFu;
+  if (s.m == 128 ? lane != 0 : (lane != 0 && lane != 16))
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "tcgen05.mma M = %d: the D address's lane is %u; it must be 0%s (ptx-reference 5.7)", s.m, lane,
+                  s.m == 64 ? " or 16 (Layout F: rows 16w.. at lanes 32w + lane..)" : " (Layout D: row m at lane m)");
+  kbd_cpu_tmem_inside(S, col, (uint32_t)s.n, "tcgen05.mma (D)", KBD_SITE_ARGS);
+  kbd_cpu_umma *u = (kbd_cpu_umma *)calloc(1, sizeof *u);
+  if (u) u->res = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)s.m * (size_t)s.n);
+  if (!u || !u->res) {
+    fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+    abort();
+  }
+  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM100, adesc, s.ta, s.amaj, 0, s.m, s.kel, s.nega, S->sa, &u->ch,
+                      "tcgen05.mma (operand A)", KBD_SITE_ARGS);
+  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM100, bdesc, s.tb, s.bmaj, 0, s.n, s.kel, s.negb, S->sb, &u->ch,
+                      "tcgen05.mma (operand B)", KBD_SITE_ARGS);
+  kbd_cpu_mma_dot(&s, S->sa, s.m, S->sb, S->sbt, u->res);
+  u->lane = lane;
+  u->col = col;
+  u->m = s.m;
+  u->n = s.n;
+  u->dtype = s.td;
+  u->accumulate = accumulate;
+  u->saturate = s.sat;
+  u->file = kbd_file_;
+  u->line = kbd_line_;
+  const int wi = w->id;
+  if (S->un[wi] == S->ucap[wi]) {
+    S->ucap[wi] = S->ucap[wi] ? 2 * S->ucap[wi] : 16;
+    S->uq[wi] = (kbd_cpu_umma **)realloc(S->uq[wi], sizeof(kbd_cpu_umma *) * (size_t)S->ucap[wi]);
+    if (!S->uq[wi]) {
+      fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+      abort();
+    }
+  }
+  S->uq[wi][S->un[wi]++] = u;
+  kbd_cpu_tick(w);
+}
+
+/* The Tensor Memory cell of D row r, column c of an MMA (ptx-reference 5.7: M = 128 Layout D, M = 64 Layout F). */
+static inline size_t kbd_cpu_umma_cell(const kbd_cpu_umma *u, int r, int c) {
+  const uint32_t lane = u->m == 128 ? u->lane + (uint32_t)r : (uint32_t)(r % 16 + 32 * (r / 16)) + u->lane;
+  return (size_t)lane * KBD_TMEM_COLS + u->col + (uint32_t)c;
+}
+
+/* tcgen05.commit.cta_group::1.mbarrier::arrive::one [bar] (one thread): the thread's MMAs complete (their D
+ * lands in Tensor Memory, their operand reads end), then one arrival on bar with release semantics. */
+static inline void kbd_hw_umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_mma_arch(100, "tcgen05.commit", KBD_SITE_ARGS);
+  kbd_cpu_tcgen05_single(w, "tcgen05.commit", KBD_SITE_ARGS);
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "tcgen05.commit", KBD_SITE_ARGS);
+  kbd_cpu_mma_state *S = kbd_cpu_tmem_state(cta);
+  const uint32_t me = (uint32_t)w->gid, now = w->clk[w->gid], base = cta->sh.base;
+  for (int i = 0; i < S->un[w->id]; ++i) {
+    kbd_cpu_umma *u = S->uq[w->id][i];
+    for (int r = 0; r < u->m; ++r)
+      for (int c = 0; c < u->n; ++c) {
+        const size_t x = kbd_cpu_umma_cell(u, r, c);
+        if (u->accumulate) {
+          const uint32_t who = S->tm_who[x] & 0x7FFFu;
+          if (S->tm_clk[x] < base)
+            kbd_cpu_fault(KBD_ERR_POISON, u->file, u->line,
+                          "tcgen05.mma with accumulate = 1 adds onto Tensor Memory lane %zu, column %zu, which nothing "
+                          "wrote in this CTA (start the accumulation with accumulate = 0)",
+                          x / KBD_TMEM_COLS, x % KBD_TMEM_COLS);
+          if (who != me && S->tm_clk[x] > w->clk[who]) {
+            char them[48];
+            kbd_cpu_fault(KBD_ERR_RACE, u->file, u->line,
+                          "tcgen05.mma accumulates onto Tensor Memory lane %zu, column %zu, which %s wrote "
+                          "(tcgen05.st) with nothing ordering it before this MMA (tcgen05.wait::st, "
+                          "fence::before_thread_sync, a barrier, fence::after_thread_sync)",
+                          x / KBD_TMEM_COLS, x % KBD_TMEM_COLS, kbd_cpu_who(cta->G, (int)who, them, sizeof them));
+          }
+        }
+        S->tm_val[x] = kbd_cpu_mma_acc(u->dtype, u->saturate, u->accumulate, S->tm_val[x], u->res[r * u->n + c]);
+        S->tm_clk[x] = now;
+        S->tm_who[x] = (uint16_t)(me | KBD_CPU_TMEM_MMA);
+      }
+    kbd_cpu_mma_retire_read(cta, w, &u->ch, "tcgen05.mma", u->file, u->line, KBD_SITE_ARGS);
+    kbd_cpu_umma_free(u);
+  }
+  S->un[w->id] = 0;
+  kbd_cpu_mbar_arrivals(w, m, 1, "tcgen05.commit", KBD_SITE_ARGS);
+  kbd_cpu_mbar_check(cta, m);
+}
+
+static inline void kbd_hw_tcgen05_fence_before(KBD_SITE_PARAMS) {
+  kbd_cpu_mma_arch(100, "tcgen05.fence::before_thread_sync", KBD_SITE_ARGS);
+}
+/* fence::after_thread_sync: the warp's tcgen05 operations after it are ordered after what it acquired before
+ * it (ptx-reference 5.8). The machine keeps the warp's clock at the fence: a tcgen05.ld needs the writer's
+ * stamp covered by THAT clock, not only by the warp's current one. */
+static inline void kbd_hw_tcgen05_fence_after(KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mma_arch(100, "tcgen05.fence::after_thread_sync", KBD_SITE_ARGS);
+  kbd_cpu_mma_state *S = kbd_cpu_mma_of(w->cta);
+  const uint32_t *c = w->clk + w->cta->rank * KBD_CPU_MAX_WARPS;
+  for (int u = 0; u < w->cta->nwarps; ++u)
+    S->fsnap[w->id][u] = c[u];
+}
+
+/* The lanes and columns a tcgen05.ld/st of this shape reaches, checked against the warp's quarter and the
+ * allocations. Returns the number of registers per thread. */
+static inline int kbd_cpu_tmem_access(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t taddr, int shape, int n,
+                                      const char *what, KBD_SITE_PARAMS) {
+  const uint32_t lane = taddr >> 16, col = taddr & 0xFFFFu, q = (uint32_t)(w->id & 3);
+  uint32_t nl, nc;
+  int regs;
+  if (shape == KBD_TMEM_32X32B && n >= 1 && n <= 128 && !(n & (n - 1)))
+    nl = 32, nc = (uint32_t)n, regs = n;
+  else if (shape == KBD_TMEM_16X256B && n >= 1 && n <= 32 && !(n & (n - 1)))
+    nl = 16, nc = 8u * (uint32_t)n, regs = 4 * n;
+  else
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "%s: shape %d with .x%d is not a tcgen05 shape kbd emulates (KBD_TMEM_32X32B .x1..x128, "
+                  "KBD_TMEM_16X256B .x1..x32, powers of two; ptx-reference 5.3)",
+                  what, shape, n);
+  if (lane < 32 * q || lane + nl > 32 * q + 32)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "%s of lanes %u..%u by warp %d: warp w%%4 = %u reaches lanes %u..%u only (ptx-reference 5.3)", what,
+                  lane, lane + nl - 1, w->id, q, 32 * q, 32 * q + 31);
+  kbd_cpu_tmem_inside(S, col, nc, what, KBD_SITE_ARGS);
+  return regs;
+}
+/* lane l's register j of a tcgen05.ld/st: its Tensor Memory cell */
+static inline size_t kbd_cpu_tmem_reg(uint32_t taddr, int shape, int l, int j) {
+  const uint32_t lane = taddr >> 16, col = taddr & 0xFFFFu;
+  if (shape == KBD_TMEM_32X32B) return (size_t)(lane + (uint32_t)l) * KBD_TMEM_COLS + col + (uint32_t)j;
+  const uint32_t k = (uint32_t)j / 4, h = ((uint32_t)j / 2) & 1u, e = (uint32_t)j & 1u;
+  return (size_t)(lane + (uint32_t)l / 4 + 8 * h) * KBD_TMEM_COLS + col + 8 * k + 2 * ((uint32_t)l % 4) + e;
+}
+
+/* tcgen05.ld.sync.aligned.shape.xn.b32 (one warp). */
+static inline void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, int n, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_mma_arch(100, "tcgen05.ld", KBD_SITE_ARGS);
+  kbd_cpu_tcgen05_warp(w, "tcgen05.ld", KBD_SITE_ARGS);
+  kbd_cpu_mma_state *S = kbd_cpu_tmem_state(cta);
+  const int regs = kbd_cpu_tmem_access(w, S, taddr, shape, n, "tcgen05.ld", KBD_SITE_ARGS);
+  const uint32_t me = (uint32_t)w->gid, base = cta->sh.base;
+  const uint32_t *snap = S->fsnap[w->id];
+  const int rb = cta->rank * KBD_CPU_MAX_WARPS;
+  for (int l = 0; l < 32; ++l)
+    for (int j = 0; j < regs; ++j) {
+      const size_t x = kbd_cpu_tmem_reg(taddr, shape, l, j);
+      const uint32_t c = S->tm_clk[x], who = S->tm_who[x] & 0x7FFFu, mma = S->tm_who[x] & KBD_CPU_TMEM_MMA;
+      if (KBD_UNLIKELY(c < base))
+        kbd_cpu_fault(KBD_ERR_POISON, KBD_SITE_ARGS,
+                      "tcgen05.ld reads Tensor Memory lane %zu, column %zu, which nothing wrote in this CTA",
+                      x / KBD_TMEM_COLS, x % KBD_TMEM_COLS);
+      if (KBD_UNLIKELY(cta->L->race_check && (who != me || mma))) {
+        char them[48];
+        const int local = (int)who >= rb && (int)who < rb + KBD_CPU_MAX_WARPS;
+        kbd_cpu_who(cta->G, (int)who, them, sizeof them);
+        if (who != me && c > w->clk[who])
+          kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                        "tcgen05.ld of Tensor Memory lane %zu, column %zu, which %s %s: this warp has not waited for "
+                        "%s (an mbarrier wait, then tcgen05.fence::after_thread_sync)",
+                        x / KBD_TMEM_COLS, x % KBD_TMEM_COLS, mma ? "an MMA committed by" : "was written by", them,
+                        mma ? "the phase that commit arrives on" : "that write");
+        /* acquired, but the fence::after_thread_sync that orders the ld after the wait is missing; for the
+         * committing warp itself: no fence since its commit */
+        if (local && (who != me ? snap[who - (uint32_t)rb] < c : snap[who - (uint32_t)rb] <= c))
+          kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                        "tcgen05.ld of Tensor Memory lane %zu, column %zu, which %s %s, without "
+                        "tcgen05.fence::after_thread_sync after the wait that acquired it (ptx-reference 5.8)",
+                        x / KBD_TMEM_COLS, x % KBD_TMEM_COLS, mma ? "an MMA committed by" : "was written by", them);
+      }
+      ((uint32_t *)d)[(size_t)l * (size_t)ld + (size_t)j] = S->tm_val[x];
+    }
+}
+
+/* tcgen05.st.sync.aligned.shape.xn.b32 (one warp). */
+static inline void kbd_hw_tmem_st(uint32_t taddr, const void *s, int ld, int shape, int n, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_mma_arch(100, "tcgen05.st", KBD_SITE_ARGS);
+  kbd_cpu_tcgen05_warp(w, "tcgen05.st", KBD_SITE_ARGS);
+  kbd_cpu_mma_state *S = kbd_cpu_tmem_state(cta);
+  const int regs = kbd_cpu_tmem_access(w, S, taddr, shape, n, "tcgen05.st", KBD_SITE_ARGS);
+  const uint32_t now = w->clk[w->gid];
+  for (int l = 0; l < 32; ++l)
+    for (int j = 0; j < regs; ++j) {
+      const size_t x = kbd_cpu_tmem_reg(taddr, shape, l, j);
+      S->tm_val[x] = ((const uint32_t *)s)[(size_t)l * (size_t)ld + (size_t)j];
+      S->tm_clk[x] = now;
+      S->tm_who[x] = (uint16_t)w->gid;
+    }
+}
+
+static inline void kbd_hw_tmem_wait_ld(KBD_SITE_PARAMS) { kbd_cpu_mma_arch(100, "tcgen05.wait::ld", KBD_SITE_ARGS); }
+static inline void kbd_hw_tmem_wait_st(KBD_SITE_PARAMS) { kbd_cpu_mma_arch(100, "tcgen05.wait::st", KBD_SITE_ARGS); }
+
+/* ---- at a warp's exit ---------------------------------------------------------------------------------------- */
+
+static inline void kbd_cpu_mma_exit(kbd_cpu_warp *w) {
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_mma_state *S = (kbd_cpu_mma_state *)cta->mma;
+  if (!S || S->base != cta->sh.base) return; /* no MMA in this CTA */
+  const kbd_cpu_wgq *wq = &S->wq[w->id];
+  const kbd_cpu_wg *g = &S->wg[w->id / 4];
+  if (wq->retired < wq->issued) {
+    const kbd_cpu_wgop *op = g->ops[wq->retired - g->first];
+    kbd_cpu_fault(KBD_ERR_ISSUE, op->file, op->line,
+                  "warp %d ends while this wgmma is %s: its accumulator is never written. Commit and wait before "
+                  "the warp ends (wgmma.commit_group, wgmma.wait_group 0: kbd_mma_wait)",
+                  w->id, wq->retired < wq->committed ? "not waited for" : "not committed");
+  }
+  for (int i = 0; i < g->n; ++i)
+    if (!(g->ops[i]->mask & (1u << (w->id & 3))))
+      kbd_cpu_fault(KBD_ERR_ISSUE, g->ops[i]->file, g->ops[i]->line,
+                    "warp %d ends without issuing this wgmma, which warp %d of its warpgroup issued: wgmma is "
+                    "warpgroup-collective (all 4 warps issue every wgmma)",
+                    w->id, g->ops[i]->first_warp);
+  if (S->un[w->id]) {
+    const kbd_cpu_umma *u = S->uq[w->id][0];
+    kbd_cpu_fault(KBD_ERR_ISSUE, u->file, u->line,
+                  "warp %d ends while this tcgen05.mma (and %d more) was never committed: its Tensor Memory result "
+                  "never lands. tcgen05.commit to an mbarrier (kbd_mma_release / kbd_mma_wait) from the issuing thread",
+                  w->id, S->un[w->id] - 1);
+  }
+  for (int i = 0; i < cta->nwarps; ++i)
+    if (cta->warps[i].state != KBD_CPU_W_DONE) return;
+  if (S->nalloc)
+    kbd_cpu_fault(KBD_ERR_INVALID, S->alloc[0].file, S->alloc[0].line,
+                  "the block exits with Tensor Memory columns [%d, %d) allocated here (warp %d) still allocated: "
+                  "free them (kbd_tmem_free, tcgen05.dealloc) before the block ends",
+                  S->alloc[0].col, S->alloc[0].col + S->alloc[0].ncols, S->alloc[0].warp);
+}
+
+#endif /* KBD_MODE_CPU */
+#endif /* KBD_CPU_MMA_H */

@@ -205,6 +205,7 @@ KBD_WEAK kbd_cpu_group_cache kbd_cpu_groups = {PTHREAD_MUTEX_INITIALIZER, NULL, 
 static inline void kbd_cpu_group_destroy(kbd_cpu_group *G) {
   for (int s = 0; s < G->nctas; ++s) {
     kbd_cpu_shadow_free(&G->ctas[s]->sh);
+    if (G->ctas[s]->mma_free) G->ctas[s]->mma_free(G->ctas[s]->mma);
     free(G->ctas[s]->smem);
     free(G->ctas[s]);
   }

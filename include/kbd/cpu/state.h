@@ -216,6 +216,11 @@ typedef struct kbd_cpu_cta {
   kbd_cpu_copy copies[KBD_CPU_MAX_COPIES];
   int nstores; /* bulk stores / reductions not yet waited for */
   kbd_cpu_store stores[KBD_CPU_MAX_STORES];
+  /* kbd/cpu/mma.h: the CTA's wgmma / tcgen05 / Tensor Memory state, allocated at its first use and kept with
+   * the cached CTA (it resets itself when it sees a new CTA); its exit check and its destructor. */
+  void *mma;
+  void (*mma_exit)(struct kbd_cpu_warp *w);
+  void (*mma_free)(void *mma);
   kbd_cpu_warp warps[KBD_CPU_MAX_WARPS];
 } kbd_cpu_cta;
 

@@ -259,6 +259,8 @@ static inline void kbd_cpu_warp_exit_check(kbd_cpu_warp *w) {
                     "warp ends",
                     w->id, kbd_cpu_store_name(cta->stores[i].op),
                     cta->stores[i].group ? "call" : "commit it (kbd_bulk_commit_group) and call");
+  /* MMAs not retired / committed, Tensor Memory still allocated (kbd/cpu/mma.h) */
+  if (cta->mma_exit) cta->mma_exit(w);
   for (int id = 0; id < KBD_NUM_NAMED_BARRIERS; ++id) {
     const kbd_cpu_barrier *b = &cta->bars[id];
     if (b->arrived > 0 && b->whole && b->waiters) kbd_cpu_bar_after_exit(cta, id, b->file, b->line);

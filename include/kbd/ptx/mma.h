@@ -1,4 +1,466 @@
-/* kbd/ptx/mma.h - MMA twins (docs/design/mma.md): being written. */
+/* kbd/ptx/mma.h - warpgroup MMA instructions (GPU twin of cpu/mma.h; docs/design/mma.md, "The hardware twins").
+ *
+ * sm_90a: wgmma.mma_async with shared-memory descriptors for A and B and the accumulator in the registers of
+ * the issuing warpgroup (ptx-reference §4). sm_100a: tcgen05.mma issued by one thread into Tensor Memory, its
+ * allocation, commit to an mbarrier, and tcgen05.ld/st between TMEM and registers (§5).
+ *
+ * The instruction spells its type, shape (N), negation (imm-scale) and transposition (imm-trans) as
+ * immediates, which inline asm cannot take from a function argument ("n" needs a constant expression before
+ * inlining). kbd_hw_wgmma decodes `kind` and the tcgen05-style `idesc` (kbd/mma_desc.h): a C switch picks
+ * the type family and N (one asm statement each: its operand list fixes the register count), and inside that
+ * statement the negate / transpose / type-pair variants are PTX instructions under predicates on a selector
+ * register. At a kbd call site kind and idesc are constants: the C switches fold while inlining and ptxas
+ * folds the predicates, leaving one HGMMA (tests/ptx/mma.check proves both on PTX and SASS). The operand
+ * lists (up to 128 accumulator registers in one statement) come from the generated ptx/mma_regs.h.
+ *
+ * Targets: wgmma only exists on sm_90a and tcgen05 only on sm_100a (ptxas rejects each on the other). A
+ * device pass for another target compiles these twins, but a call that survives into its code makes ptxas
+ * stop with "Unresolved extern function 'kbd_ptx_wgmma_requires_sm_90a'" (or ..._tcgen05_requires_sm_100a);
+ * nvcc's host pass only parses them. kbd/mma.h calls each family only on its own target.
+ */
 #ifndef KBD_PTX_MMA_H
 #define KBD_PTX_MMA_H
+
+#include "../config.h"
+#include "../mma_desc.h"
+#include "mbar.h"
+#include "mma_regs.h"
+
+#if KBD_MODE_CUDA
+
+#if KBD_DEVICE_PASS && !KBD_SM90A
+/* Never defined: a wgmma twin reached on a target without wgmma is a build error naming the requirement. */
+KBD_EXTERN_C __device__ void kbd_ptx_wgmma_requires_sm_90a(void);
+#define KBD__PTX_NO_WGMMA() kbd_ptx_wgmma_requires_sm_90a()
+#else
+#define KBD__PTX_NO_WGMMA() ((void)0)
 #endif
+#if KBD_DEVICE_PASS && !KBD_SM100A
+KBD_EXTERN_C __device__ void kbd_ptx_tcgen05_requires_sm_100a(void);
+#define KBD__PTX_NO_TCGEN05() kbd_ptx_tcgen05_requires_sm_100a()
+#else
+#define KBD__PTX_NO_TCGEN05() ((void)0)
+#endif
+
+/* cvta.to.shared: the 32-bit shared::cta address of a generic pointer into shared memory, what MMA operand
+ * descriptors and the tcgen05 slot / mbarrier operands hold. */
+KBD_DEV uint32_t kbd_hw_smem_addr(const void *p, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  return kbd_ptx_smem_u32(p);
+}
+
+/* The CPU machine checks here that no pending wgmma still writes these accumulator elements. On the GPU it is
+ * a register fence and emits no instruction: an empty asm that "reads and writes" each of the thread's n
+ * 32-bit accumulator cells d[0..n-1] (ld: the CPU twin's lane stride). The compiler cannot move the accumulator's
+ * ordinary reads and writes (zeroing, copies, an epilogue) across it, so a call before wgmma.fence keeps them
+ * out of the wgmma region and one after wgmma.wait_group keeps reads after the wait; otherwise ptxas finds
+ * them inside and serializes the MMAs (C7517/C7519/C7520, ptx-reference §4.2). n is a constant: the loop
+ * unrolls and the cells stay in registers. */
+KBD_DEV void kbd_hw_wgmma_acc_touch(const void *d, int ld, int n, KBD_SITE_PARAMS) {
+  (void)ld;
+  KBD_SITE_UNUSED;
+#if KBD_DEVICE_PASS
+  /* the cells are the caller's (non-const) accumulator; viewed as f32, the type of kbd's accumulators, so
+   * that no bit-cast move lands between this fence and the wgmma (s32 / f16x2 cells get one, harmless) */
+  float *const c = (float *)(uintptr_t)d;
+  _Pragma("unroll") for (int i = 0; i < n; ++i) asm volatile("" : "+f"(c[i])::"memory");
+#else
+  (void)d, (void)n;
+#endif
+}
+
+/* ==== sm_90a: wgmma (ptx-reference §4) ===================================================================== */
+
+/* wgmma.fence.sync.aligned;     PTX ISA 8.0, sm_90a. Orders the warpgroup's earlier register accesses to
+ * accumulators before the wgmma that follow (§4.2). */
+KBD_DEV void kbd_hw_wgmma_fence(KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM90A
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#else
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+
+/* wgmma.commit_group.sync.aligned;     PTX ISA 8.0, sm_90a */
+KBD_DEV void kbd_hw_wgmma_commit(KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM90A
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#else
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+
+/* wgmma.wait_group.sync.aligned n;     PTX ISA 8.0, sm_90a. n is an immediate of the instruction: a constant
+ * 0..7 at every kbd call site, so the switch folds to one statement. */
+#define KBD__PTX_WGWAIT(n)                                                                                             \
+  case n: asm volatile("wgmma.wait_group.sync.aligned " #n ";" ::: "memory"); break;
+KBD_DEV void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM90A
+  switch (n) {
+    KBD__PTX_WGWAIT(0)
+    KBD__PTX_WGWAIT(1)
+    KBD__PTX_WGWAIT(2)
+    KBD__PTX_WGWAIT(3)
+    KBD__PTX_WGWAIT(4)
+    KBD__PTX_WGWAIT(5)
+    KBD__PTX_WGWAIT(6)
+    KBD__PTX_WGWAIT(7)
+  default: __trap();
+  }
+#else
+  (void)n;
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+
+#if KBD_SM90A
+/* One asm statement per (family, N) binds the R accumulator registers dv[0..R-1] (constraint c: "+f" f32,
+ * "+r" s32 or packed f16x2) and a-desc, b-desc, scale-d and a variant selector `sel`. Its text holds every
+ * variant of the family - negation (imm-scale-a/b), transposition (imm-trans-a/b) and, for fp8 and 8-bit
+ * integers, the A/B type pair - each guarded by a predicate `sel == v`. sel is a constant at every kbd call
+ * site: ptxas folds the predicates and keeps one unpredicated HGMMA (tests/ptx/mma.check). Switching over
+ * the variants in C instead makes cicc inline every variant (~170000 asm operands) into each call site
+ * before deleting them: measured 18 s per call (nvcc 13.0) against 0.15 s now. scale-d is a predicate from
+ * the run-time flag: false gives D = A*B. */
+#define KBD__WG_ONE(v, pre, a, b, imm, R)                                                                              \
+  "setp.eq.b32 q, " KBD__PTX_ARG_##R##_3 ", " #v ";\n\t@q " pre "." a "." b " " KBD__PTX_LIST_##R                      \
+      ", " KBD__PTX_ARG_##R##_0 ", " KBD__PTX_ARG_##R##_1 ", p" imm ";\n\t"
+#define KBD__WGMMA_ASM(R, c, dv, VARIANTS, pre)                                                                        \
+  asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.b32 p, " KBD__PTX_ARG_##R##_2                                         \
+               ", 0;\n\t" VARIANTS(KBD__WG_ONE, pre, R) "}"                                                            \
+               : KBD__PTX_OPS_##R(c, dv)                                                                               \
+               : "l"(adesc), "l"(bdesc), "r"(scd), "r"(sel)                                                            \
+               : "memory")
+/* Variant lists X(sel, prefix, A type, B type, immediates, R) (ptx-reference §4.1). sel bits: 0 negate A,
+ * 1 negate B (imm-scale -1); 16-bit types: 2 A MN-major, 3 B MN-major (imm-trans 1); fp8 and integers:
+ * 2 A is the second type (e5m2 / u8), 3 B is. */
+/* clang-format off */
+#define KBD__WGV_16_T(X, pre, R, T)                                                                                    \
+  X(0, pre, T, T, ", 1, 1, 0, 0", R)                                                                                   \
+  X(1, pre, T, T, ", -1, 1, 0, 0", R)                                                                                  \
+  X(2, pre, T, T, ", 1, -1, 0, 0", R)                                                                                  \
+  X(3, pre, T, T, ", -1, -1, 0, 0", R)                                                                                 \
+  X(4, pre, T, T, ", 1, 1, 1, 0", R)                                                                                   \
+  X(5, pre, T, T, ", -1, 1, 1, 0", R)                                                                                  \
+  X(6, pre, T, T, ", 1, -1, 1, 0", R)                                                                                  \
+  X(7, pre, T, T, ", -1, -1, 1, 0", R)                                                                                 \
+  X(8, pre, T, T, ", 1, 1, 0, 1", R)                                                                                   \
+  X(9, pre, T, T, ", -1, 1, 0, 1", R)                                                                                  \
+  X(10, pre, T, T, ", 1, -1, 0, 1", R)                                                                                 \
+  X(11, pre, T, T, ", -1, -1, 0, 1", R)                                                                                \
+  X(12, pre, T, T, ", 1, 1, 1, 1", R)                                                                                  \
+  X(13, pre, T, T, ", -1, 1, 1, 1", R)                                                                                 \
+  X(14, pre, T, T, ", 1, -1, 1, 1", R)                                                                                 \
+  X(15, pre, T, T, ", -1, -1, 1, 1", R)
+#define KBD__WGV_BF16(X, pre, R) KBD__WGV_16_T(X, pre, R, "bf16")
+#define KBD__WGV_F16(X, pre, R) KBD__WGV_16_T(X, pre, R, "f16")
+#define KBD__WGV_TF32(X, pre, R)                                                                                       \
+  X(0, pre, "tf32", "tf32", ", 1, 1", R)                                                                               \
+  X(1, pre, "tf32", "tf32", ", -1, 1", R)                                                                              \
+  X(2, pre, "tf32", "tf32", ", 1, -1", R)                                                                              \
+  X(3, pre, "tf32", "tf32", ", -1, -1", R)
+#define KBD__WGV_FP8(X, pre, R)                                                                                        \
+  X(0, pre, "e4m3", "e4m3", ", 1, 1", R)                                                                               \
+  X(1, pre, "e4m3", "e4m3", ", -1, 1", R)                                                                              \
+  X(2, pre, "e4m3", "e4m3", ", 1, -1", R)                                                                              \
+  X(3, pre, "e4m3", "e4m3", ", -1, -1", R)                                                                             \
+  X(4, pre, "e5m2", "e4m3", ", 1, 1", R)                                                                               \
+  X(5, pre, "e5m2", "e4m3", ", -1, 1", R)                                                                              \
+  X(6, pre, "e5m2", "e4m3", ", 1, -1", R)                                                                              \
+  X(7, pre, "e5m2", "e4m3", ", -1, -1", R)                                                                             \
+  X(8, pre, "e4m3", "e5m2", ", 1, 1", R)                                                                               \
+  X(9, pre, "e4m3", "e5m2", ", -1, 1", R)                                                                              \
+  X(10, pre, "e4m3", "e5m2", ", 1, -1", R)                                                                             \
+  X(11, pre, "e4m3", "e5m2", ", -1, -1", R)                                                                            \
+  X(12, pre, "e5m2", "e5m2", ", 1, 1", R)                                                                              \
+  X(13, pre, "e5m2", "e5m2", ", -1, 1", R)                                                                             \
+  X(14, pre, "e5m2", "e5m2", ", 1, -1", R)                                                                             \
+  X(15, pre, "e5m2", "e5m2", ", -1, -1", R)
+#define KBD__WGV_I8(X, pre, R)                                                                                         \
+  X(0, pre, "s8", "s8", "", R)                                                                                         \
+  X(4, pre, "u8", "s8", "", R)                                                                                         \
+  X(8, pre, "s8", "u8", "", R)                                                                                         \
+  X(12, pre, "u8", "u8", "", R)
+/* clang-format on */
+
+/* One case of the switch over N for a family: the instruction prefix up to the input types. */
+#define KBD__WG_PRE(N, k, d) "wgmma.mma_async.sync.aligned.m64n" #N k "." d
+#define KBD__WGN_F32(N, RF, RH, V, k)                                                                                  \
+  case N:                                                                                                              \
+    KBD__WGMMA_ASM(RF, "+f", df, V, KBD__WG_PRE(N, k, "f32"));                                                         \
+    break;
+#define KBD__WGN_F16(N, RF, RH, V, k)                                                                                  \
+  case N:                                                                                                              \
+    KBD__WGMMA_ASM(RH, "+r", du, V, KBD__WG_PRE(N, k, "f16"));                                                         \
+    break;
+#define KBD__WGN_S32(N, RF, RH, V, k)                                                                                  \
+  case N:                                                                                                              \
+    KBD__WGMMA_ASM(RF, "+r", du, V, KBD__WG_PRE(N, k, "s32"));                                                         \
+    break;
+#define KBD__WG_SWITCH(NS, CASE, V, k)                                                                                 \
+  switch (n) {                                                                                                         \
+    NS(CASE, V, k)                                                                                                     \
+  default: __trap();                                                                                                   \
+  }
+#endif /* KBD_SM90A */
+
+/* wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype {d}, a-desc, b-desc, scale-d[, imm-scale-a,
+ * imm-scale-b[, imm-trans-a, imm-trans-b]];     PTX ISA 8.0, sm_90a (s8/u8 mixed: PTX ISA 8.4).
+ * Warpgroup-collective. d: the thread's N/2 f32 or s32 accumulator elements in WGMMA_ACC order (§4.3), or
+ * for an f16 D (f16 and fp8 inputs) its N/2 kbd_f16, 4-byte aligned: they are the N/4 .f16x2 registers
+ * themselves (element 2j in the low half of word j), so no packing code lands inside the wgmma region;
+ * ld is the CPU twin's lane stride. kind / idesc
+ * (kbd_umma_instr_desc with M = 64) give the types, N, the majors (imm-trans, 16-bit types only) and the
+ * negate bits (imm-scale -1, not for integers). accumulate: 0 overwrites D (scale-d false). */
+KBD_DEV void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
+                          KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld;
+#if KBD_SM90A
+  float *const df = (float *)d;
+  uint32_t *const du = (uint32_t *)d;
+  const uint32_t scd = (uint32_t)accumulate; /* the asm tests it against 0 */
+  const int n = kbd_umma_idesc_n(idesc);
+  const int a = kbd_umma_idesc_type(kind, kbd_umma_idesc_a_code(idesc));
+  const int b = kbd_umma_idesc_type(kind, kbd_umma_idesc_b_code(idesc));
+  const int f16d = kbd_umma_idesc_dtype(idesc) == KBD_MMA_F16;
+  /* the variant selector (see the lists above) */
+  const uint32_t neg = kbd_umma_idesc_negate_a(idesc) | kbd_umma_idesc_negate_b(idesc) << 1;
+  const uint32_t sel =
+      kind == KBD_MMA_KIND_F16
+          ? neg | (uint32_t)kbd_umma_idesc_a_major(idesc) << 2 | (uint32_t)kbd_umma_idesc_b_major(idesc) << 3
+      : kind == KBD_MMA_KIND_F8F6F4 ? neg | (uint32_t)(a == KBD_MMA_E5M2) << 2 | (uint32_t)(b == KBD_MMA_E5M2) << 3
+      : kind == KBD_MMA_KIND_I8     ? (uint32_t)(a == KBD_MMA_U8) << 2 | (uint32_t)(b == KBD_MMA_U8) << 3
+                                    : neg;
+  (void)df, (void)du;
+  if (kind == KBD_MMA_KIND_F16 && a == KBD_MMA_BF16) {
+    KBD__WG_SWITCH(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_BF16, "k16")
+  } else if (kind == KBD_MMA_KIND_F16 && !f16d) {
+    KBD__WG_SWITCH(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_F16, "k16")
+  } else if (kind == KBD_MMA_KIND_F16) {
+    KBD__WG_SWITCH(KBD__PTX_WGMMA_NS, KBD__WGN_F16, KBD__WGV_F16, "k16")
+  } else if (kind == KBD_MMA_KIND_TF32) {
+    KBD__WG_SWITCH(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_TF32, "k8")
+  } else if (kind == KBD_MMA_KIND_F8F6F4 && !f16d) {
+    KBD__WG_SWITCH(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_FP8, "k32")
+  } else if (kind == KBD_MMA_KIND_F8F6F4) {
+    KBD__WG_SWITCH(KBD__PTX_WGMMA_NS, KBD__WGN_F16, KBD__WGV_FP8, "k32")
+  } else if (kind == KBD_MMA_KIND_I8) {
+    KBD__WG_SWITCH(KBD__PTX_WGMMA_NS_I8, KBD__WGN_S32, KBD__WGV_I8, "k32")
+  } else {
+    __trap();
+  }
+#else
+  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+
+/* ==== sm_100a: tcgen05 and Tensor Memory (ptx-reference §5) ================================================= */
+
+/* tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], ncols;     PTX ISA 8.6, sm_100a.
+ * One whole warp; blocks until ncols (a power of two in 32..512) columns are free, then writes the TMEM
+ * address to the shared slot with a weak store: read it after a barrier (§5.2, §5.8). */
+KBD_DEV void kbd_hw_tmem_alloc(uint32_t *slot, uint32_t ncols, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(kbd_ptx_smem_u32(slot)),
+               "r"(ncols)
+               : "memory");
+#else
+  (void)slot, (void)ncols;
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+/* tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols;     PTX ISA 8.6, sm_100a. One whole warp. */
+KBD_DEV void kbd_hw_tmem_dealloc(uint32_t taddr, uint32_t ncols, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" ::"r"(taddr), "r"(ncols) : "memory");
+#else
+  (void)taddr, (void)ncols;
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+/* tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;     PTX ISA 8.6, sm_100a. One whole warp; the
+ * CTA allocates no more after it. */
+KBD_DEV void kbd_hw_tmem_relinquish(KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+#else
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+#if KBD_SM100A
+#define KBD__UMMA_ASM(k)                                                                                               \
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t"                                                       \
+               "tcgen05.mma.cta_group::1.kind::" k " [%0], %1, %2, %3, p;\n\t}" ::"r"(dtmem),                          \
+               "l"(adesc), "l"(bdesc), "r"(idesc), "r"(scd)                                                            \
+               : "memory")
+#endif
+
+/* tcgen05.mma.cta_group::1.kind::{f16,tf32,f8f6f4,i8} [dtmem], adesc, bdesc, idesc, enable-input-d;
+ *     PTX ISA 8.6, sm_100a (kind::i8: sm_100a/sm_110a only). One thread. The instruction descriptor is a
+ * register operand, so only the kind is switched on. accumulate 0: D = A*B (enable-input-d false). */
+KBD_DEV void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
+                         KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  const uint32_t scd = (uint32_t)accumulate; /* the asm tests it against 0 */
+  switch (kind) {
+  case KBD_MMA_KIND_F16: KBD__UMMA_ASM("f16"); break;
+  case KBD_MMA_KIND_TF32: KBD__UMMA_ASM("tf32"); break;
+  case KBD_MMA_KIND_F8F6F4: KBD__UMMA_ASM("f8f6f4"); break;
+  case KBD_MMA_KIND_I8: KBD__UMMA_ASM("i8"); break;
+  default: __trap();
+  }
+#else
+  (void)dtmem, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+/* tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];     PTX ISA 8.6, sm_100a.
+ * One thread: the mbarrier gets one arrive (cluster scope) once every earlier tcgen05.mma of this thread is
+ * complete; implies fence::before_thread_sync for them (§5.8). A shared::cta address is a valid
+ * shared::cluster address of the executing CTA. */
+KBD_DEV void kbd_hw_umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile(
+      "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(kbd_ptx_smem_u32(bar))
+      : "memory");
+#else
+  (void)bar;
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+/* tcgen05.fence::before_thread_sync;     PTX ISA 8.6, sm_100a. Orders this thread's earlier async tcgen05
+ * operations before a following barrier / mbarrier arrive (§5.8). */
+KBD_DEV void kbd_hw_tcgen05_fence_before(KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+#else
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+/* tcgen05.fence::after_thread_sync;     PTX ISA 8.6, sm_100a. Orders the tcgen05 operations after a barrier /
+ * mbarrier wait after it (§5.8). */
+KBD_DEV void kbd_hw_tcgen05_fence_after(KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+#else
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+#if KBD_SM100A
+/* one tcgen05.ld / st of R registers; the address follows the registers (operand %R) */
+#define KBD__TMEM_LD(shape, xn, R)                                                                                     \
+  asm volatile("tcgen05.ld.sync.aligned." shape ".x" #xn ".b32 " KBD__PTX_LIST_##R ", [" KBD__PTX_ARG_##R##_0 "];"     \
+               : KBD__PTX_OPS_##R("=r", dd)                                                                            \
+               : "r"(taddr)                                                                                            \
+               : "memory")
+#define KBD__TMEM_ST(shape, xn, R)                                                                                     \
+  asm volatile("tcgen05.st.sync.aligned." shape ".x" #xn ".b32 [" KBD__PTX_ARG_##R##_0 "], " KBD__PTX_LIST_##R         \
+               ";" ::KBD__PTX_OPS_##R("r", ss),                                                                        \
+               "r"(taddr)                                                                                              \
+               : "memory")
+/* case lists: (xn, registers) for .32x32b (n registers) and .16x256b (4n registers), §5.3 */
+#define KBD__TMEM_32X32B(X, ...)                                                                                       \
+  X(1, 1, __VA_ARGS__)                                                                                                 \
+  X(2, 2, __VA_ARGS__) X(4, 4, __VA_ARGS__) X(8, 8, __VA_ARGS__) X(16, 16, __VA_ARGS__) X(32, 32, __VA_ARGS__)
+#define KBD__TMEM_16X256B(X, ...) X(1, 4, __VA_ARGS__) X(2, 8, __VA_ARGS__) X(4, 16, __VA_ARGS__) X(8, 32, __VA_ARGS__)
+#define KBD__TMEM_CASE(xn, R, op, shape)                                                                               \
+  case xn:                                                                                                             \
+    op(shape, xn, R);                                                                                                  \
+    break;
+#endif
+
+/* tcgen05.ld.sync.aligned.{32x32b,16x256b}.xn.b32 {r...}, [taddr];     PTX ISA 8.6, sm_100a. One warp (all
+ * lanes the same taddr, lanes of the warp's own quarter: §5.1). Asynchronous: tcgen05.wait::ld before
+ * anything that must follow it (kbd_hw_tmem_wait_ld). d: the thread's cells (n or 4n); shape and n are
+ * constants at every kbd call site. */
+KBD_DEV void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, int n, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld;
+#if KBD_SM100A
+  uint32_t *const dd = (uint32_t *)d;
+  if (shape == KBD_TMEM_32X32B) {
+    switch (n) {
+      KBD__TMEM_32X32B(KBD__TMEM_CASE, KBD__TMEM_LD, "32x32b")
+    default: __trap();
+    }
+  } else if (shape == KBD_TMEM_16X256B) {
+    switch (n) {
+      KBD__TMEM_16X256B(KBD__TMEM_CASE, KBD__TMEM_LD, "16x256b")
+    default: __trap();
+    }
+  } else {
+    __trap();
+  }
+#else
+  (void)d, (void)taddr, (void)shape, (void)n;
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+/* tcgen05.st.sync.aligned.{32x32b,16x256b}.xn.b32 [taddr], {r...};     PTX ISA 8.6, sm_100a. One warp;
+ * asynchronous until tcgen05.wait::st. s: the thread's cells. */
+KBD_DEV void kbd_hw_tmem_st(uint32_t taddr, const void *s, int ld, int shape, int n, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld;
+#if KBD_SM100A
+  const uint32_t *const ss = (const uint32_t *)s;
+  if (shape == KBD_TMEM_32X32B) {
+    switch (n) {
+      KBD__TMEM_32X32B(KBD__TMEM_CASE, KBD__TMEM_ST, "32x32b")
+    default: __trap();
+    }
+  } else if (shape == KBD_TMEM_16X256B) {
+    switch (n) {
+      KBD__TMEM_16X256B(KBD__TMEM_CASE, KBD__TMEM_ST, "16x256b")
+    default: __trap();
+    }
+  } else {
+    __trap();
+  }
+#else
+  (void)taddr, (void)s, (void)shape, (void)n;
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+/* tcgen05.wait::ld.sync.aligned;     PTX ISA 8.6, sm_100a: every earlier tcgen05.ld of the thread is done. */
+KBD_DEV void kbd_hw_tmem_wait_ld(KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
+#else
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+/* tcgen05.wait::st.sync.aligned;     PTX ISA 8.6, sm_100a: every earlier tcgen05.st of the thread is done. */
+KBD_DEV void kbd_hw_tmem_wait_st(KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
+#else
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
+#endif /* KBD_MODE_CUDA */
+#endif /* KBD_PTX_MMA_H */
