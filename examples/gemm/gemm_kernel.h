@@ -104,9 +104,9 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
       for (int c = 0; c < GEMM_BN; c += GEMM_EPI_COLS) {
         const long long c0 = tn * GEMM_BN + c;
         if (c0 >= p.n) break; /* the rest of the tile is past D's last column */
-        KBD_ACC_TILE(f32, GEMM_WM, GEMM_EPI_COLS) v, x;
-        kbd_acc_load(v, acc, c);
-        kbd_mul_s(v, v, p.alpha);
+        KBD_ACC_TILE(f32, GEMM_WM, GEMM_EPI_COLS) y, x;
+        kbd_acc_load(y, acc, c);
+        kbd_mul_s(y, y, p.alpha);
         if (p.beta != 0.0f) {
           if (p.d_f32) {
             kbd_load2d(x, (const float *)p.c, p.m, p.n, p.ldc, r0, c0);
@@ -116,15 +116,15 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
             kbd_convert(x, xb);
           }
           kbd_mul_s(x, x, p.beta);
-          kbd_add(v, v, x);
+          kbd_add(y, y, x);
         }
         if (p.bias) {
-          KBD_COLVEC(f32, v) bias; /* the bias of the columns this thread holds */
+          KBD_COLVEC(f32, y) bias; /* the bias of the columns this thread holds */
           kbd_vec_load(bias, p.bias, c0, p.n);
-          kbd_bcast_cols(v, v, bias, KBD_OP_ADD);
+          kbd_bcast_cols(y, y, bias, KBD_OP_ADD);
         }
-        if (p.act == GEMM_ACT_RELU) kbd_max_s(v, v, 0.0f);
-        if (p.act == GEMM_ACT_GELU) kbd_gelu(v, v);
+        if (p.act == GEMM_ACT_RELU) kbd_max_s(y, y, 0.0f);
+        if (p.act == GEMM_ACT_GELU) kbd_gelu(y, y);
 
         /* the staging tile's previous store must be done reading it before anyone overwrites it */
         if (leader) {
@@ -132,11 +132,11 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
         }
         kbd_scope_sync(me);
         if (p.d_f32) {
-          kbd_stile_store(out, v);
+          kbd_stile_store(out, y);
         } else {
-          KBD_ACC_TILE(bf16, GEMM_WM, GEMM_EPI_COLS) vb;
-          kbd_convert(vb, v);
-          kbd_stile_store(out16, vb);
+          KBD_ACC_TILE(bf16, GEMM_WM, GEMM_EPI_COLS) yb;
+          kbd_convert(yb, y);
+          kbd_stile_store(out16, yb);
         }
         kbd_fence_proxy_async(); /* generic stores -> the TMA's async-proxy reads */
         kbd_scope_sync(me);

@@ -1,7 +1,8 @@
 /* kbd/reduce_tile.h - reductions of 2D register tiles along rows and columns, scans along rows.
  *
  *   KBD_ROWVEC(dt, t) m;                 the values of the rows this thread holds of tile t (dt: f32 for
- *   KBD_COLVEC(dt, t) c;                 float tiles, i32 for i32 tiles); ... of the columns
+ *   KBD_COLVEC(dt, t) c;                 float tiles, i32 for i32 tiles); ... of the columns (C++: t must
+ *                                        not be named `v`, the vectors' own member)
  *   kbd_reduce_rows(m, t, op)            m = op over each row of t
  *   kbd_reduce_cols(c, t, op)            c = op over each column of t
  *   kbd_scan_rows(d, tot, t, op, excl)   ROW/TMEM_ACC tiles: d = scan of t along each row; tot = totals
@@ -413,8 +414,8 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
                       "kbd: the row/column vector of a float tile is f32, of an i32 tile i32");                        \
     char (*kbd_vmeta_)[KBD__POS(KBD_ROWS(t))][KBD__POS(KBD_COLS(t))][KBD__POS(KBD_SCOPE(t))][KBD__POS(KBD_LAYOUT(t))]  \
                       [KBD__POS(KBD__RT_TVEC(t))][AX][KBD_DT_##dt];                                                    \
-    /* last: in C++ a member is in scope from its declarator on, so a tile named `v` would otherwise be this array     \
-     * in the expressions above */                                                                                     \
+    /* C++: a tile named `v` cannot be described here - the array member `v` would change the name's meaning in        \
+     * this struct ([basic.scope.class]); name such tiles otherwise */                                                 \
     kbd_##dt v[KBD_LANES_HELD]                                                                                         \
               [KBD__POS(KBD__RT_NSLOT(KBD_LAYOUT(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX))];   \
   }
