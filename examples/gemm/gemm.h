@@ -31,7 +31,7 @@
 #define GEMM_THREADS (128 * (1 + GEMM_CONSUMERS))
 #define GEMM_GROUP_M 8
 /* Tensor Memory: two 128 x 128 f32 accumulators (sm_100a; unused on sm_90a) */
-#define GEMM_TMEM_COLS 256
+#define GEMM_TMEM_COLS (GEMM_CONSUMERS * KBD_ACC_TMEM_COLS(GEMM_WM, GEMM_BN))
 
 typedef enum gemm_act { GEMM_ACT_NONE = 0, GEMM_ACT_RELU = 1, GEMM_ACT_GELU = 2 } gemm_act;
 

@@ -917,12 +917,14 @@ static inline int kbd_cpu_tmem_access(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uin
   kbd_cpu_tmem_inside(S, col, nc, what, KBD_SITE_ARGS);
   return regs;
 }
-/* lane l's register j of a tcgen05.ld/st: its Tensor Memory cell */
+/* lane l's register j of a tcgen05.ld/st: its Tensor Memory cell. 16x256b gives each 16-lane x 8-column block
+ * the mma.sync C fragment: the one definition in kbd/layout.h (kbd_layout_c16x8_), which WGMMA_ACC repeats -
+ * that is why an M = 64 accumulator reads straight into a WGMMA_ACC view. */
 static inline size_t kbd_cpu_tmem_reg(uint32_t taddr, int shape, int l, int j) {
   const uint32_t lane = taddr >> 16, col = taddr & 0xFFFFu;
   if (shape == KBD_TMEM_32X32B) return (size_t)(lane + (uint32_t)l) * KBD_TMEM_COLS + col + (uint32_t)j;
-  const uint32_t k = (uint32_t)j / 4, h = ((uint32_t)j / 2) & 1u, e = (uint32_t)j & 1u;
-  return (size_t)(lane + (uint32_t)l / 4 + 8 * h) * KBD_TMEM_COLS + col + 8 * k + 2 * ((uint32_t)l % 4) + e;
+  const kbd_coord c = kbd_layout_c16x8_((unsigned)l, (unsigned)j % 4u);
+  return (size_t)(lane + (uint32_t)c.row) * KBD_TMEM_COLS + col + 8u * ((uint32_t)j / 4u) + (uint32_t)c.col;
 }
 
 /* tcgen05.ld.sync.aligned.shape.xn.b32 (one warp). */
