@@ -44,7 +44,7 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
 
   if (kbd_scope_contains(producer)) {
-    kbd_setmaxnreg_dec(56); /* the producer warpgroup only computes addresses: give registers to the consumers */
+    kbd_setmaxnreg_dec(40); /* the producer only computes addresses: 40 x 128 + 232 x 256 = 168 x 384, the launch budget */
     if (kbd_warp_id() == 0) {
       int it = 0; /* ring position, counted the same way by the consumers */
       for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {

@@ -556,9 +556,7 @@ static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint6
   op->ld[q] = ld;
   op->mask |= 1u << q;
   if (op->mask == 0xFu) /* a warp of the warpgroup may wait for this one */
-    for (int u = w->id & ~3; u <= (w->id | 3); ++u)
-      if (cta->warps[u].state == KBD_CPU_W_BLOCKED && cta->warps[u].wait_obj == (const void *)g)
-        kbd_cpu_wake(&cta->warps[u]);
+    kbd_cpu_wake_waiters(cta, g);
   kbd_cpu_tick(w); /* later writes of this warp get a new stamp, so a rewrite of the operands shows */
 }
 
@@ -756,9 +754,7 @@ static inline void kbd_hw_tmem_dealloc(uint32_t taddr, uint32_t ncols, KBD_SITE_
                   "(tcgen05.dealloc frees what one tcgen05.alloc returned)",
                   ncols, taddr >> 16, taddr & 0xFFFFu);
   S->alloc[i] = S->alloc[--S->nalloc];
-  for (int u = 0; u < w->cta->nwarps; ++u)
-    if (w->cta->warps[u].state == KBD_CPU_W_BLOCKED && w->cta->warps[u].wait_obj == (const void *)S->alloc)
-      kbd_cpu_wake(&w->cta->warps[u]);
+  kbd_cpu_wake_waiters(w->cta, S->alloc);
 }
 
 /* tcgen05.relinquish_alloc_permit (one warp): the CTA will not allocate again. */

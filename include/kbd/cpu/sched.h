@@ -9,6 +9,7 @@
 #ifndef KBD_CPU_SCHED_H
 #define KBD_CPU_SCHED_H
 
+#include "../hwdefs.h"
 #include "wait.h"
 
 #if KBD_MODE_CPU
@@ -92,6 +93,8 @@ static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigne
   cta->nmbars = 0;
   cta->ncopies = 0;
   cta->nstores = 0;
+  cta->reg_base = KBD_REGS_PER_THREAD(L->threads);
+  cta->reg_pool = 0;
   kbd_cpu_poison(cta->smem, 0, cta->dyn_bytes);
   for (int i = 0; i < cta->nwarps; ++i) {
     kbd_cpu_warp *w = &cta->warps[i];
@@ -104,6 +107,7 @@ static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigne
     w->wait_bar = -1;
     w->lanes_depth = w->elect_depth = 0;
     w->bulk_groups = 0;
+    w->nreg = cta->reg_base;
     w->cl_arrived = 0;
     w->cl_phase = 0;
     memset(w->sites, 0, sizeof w->sites);

@@ -95,6 +95,7 @@ typedef struct kbd_cpu_warp {
   uint32_t fence_clk; /* own clock at the last fence.proxy.async (generic writes up to it are visible to
                          the async proxy) */
   int bulk_groups;    /* bulk async-groups committed so far (cp.async.bulk.commit_group) */
+  int nreg;           /* registers per thread (setmaxnreg moves them through the CTA's pool, kbd/cpu/regs.h) */
   int cl_arrived;     /* arrived at the cluster barrier's phase cl_phase and not yet waited (kbd/cpu/cluster.h) */
   uint32_t mbinit_fence_clk; /* own clock at the last fence.mbarrier_init: its inits up to it are cluster-visible */
   /* ... once a cluster barrier phase it arrived at after that fence completes: the fence clock it published and
@@ -212,7 +213,9 @@ typedef struct kbd_cpu_cta {
   kbd_cpu_barrier bars[KBD_NUM_NAMED_BARRIERS];
   int nmbars; /* mbarriers ever initialised in this CTA (live or not) */
   kbd_cpu_mbar mbars[KBD_CPU_MAX_MBARS];
-  int ncopies; /* asynchronous copies in flight */
+  int reg_base; /* registers per thread at launch (kbd/cpu/regs.h) */
+  int reg_pool; /* registers released by setmaxnreg.dec, not yet taken by .inc (thread registers) */
+  int ncopies;  /* asynchronous copies in flight */
   kbd_cpu_copy copies[KBD_CPU_MAX_COPIES];
   int nstores; /* bulk stores / reductions not yet waited for */
   kbd_cpu_store stores[KBD_CPU_MAX_STORES];

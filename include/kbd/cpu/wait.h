@@ -49,10 +49,20 @@ static inline void kbd_cpu_block(const void *obj, uint32_t arg, kbd_cpu_wait_des
   w->wait_line = line;
   kbd_cpu_yield();
   w->wait_kind = KBD_CPU_WAIT_NONE;
+  w->wait_obj = NULL;
 }
 
 static inline void kbd_cpu_wake(kbd_cpu_warp *w) {
   if (w->state == KBD_CPU_W_BLOCKED) w->state = KBD_CPU_W_READY;
+}
+
+/* Make ready every warp of the CTA blocked on `obj` (they re-check their condition). Only warps waiting on
+ * that object: a warp that waited on it earlier and now sits at a barrier must stay blocked. */
+static inline void kbd_cpu_wake_waiters(kbd_cpu_cta *cta, const void *obj) {
+  for (int u = 0; u < cta->nwarps; ++u) {
+    kbd_cpu_warp *x = &cta->warps[u];
+    if (x->state == KBD_CPU_W_BLOCKED && x->wait_kind == KBD_CPU_WAIT_OBJ && x->wait_obj == obj) kbd_cpu_wake(x);
+  }
 }
 
 /* A poll: yields with `spinning` set; the scheduler prefers other warps. */
