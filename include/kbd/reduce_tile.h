@@ -9,6 +9,7 @@
  *   kbd_bcast_rows(d, a, m, op)          d[r][c] = a[r][c] op m[r]   (KBD_OP_ADD/SUB/MUL/DIV/MIN/MAX)
  *   kbd_bcast_cols(d, a, c, op)          d[r][c] = a[r][c] op c[c]
  *   kbd_vec_store(p, m)                  p[r] = m[r] (p[c] = c[c]), each index written once per scope
+ *   kbd_vec_store_n(p, m, n)             the same for indices below n only (a tile over the edge of p)
  *   kbd_vec_load(m, p, base, n)          m[r] = p[base + r] (columns likewise), 0 where base + r >= n: e.g. a
  *                                        bias per column, then kbd_bcast_cols(t, t, m, KBD_OP_ADD)
  *   KBD_VEC_AT(m, lane, k), KBD_VEC_SLOTS(m), KBD_VEC_SLOT(m, i), KBD_VEC_INDEX(m, lane, k)
@@ -552,10 +553,13 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
 
 /* p[index] = value for every slot, written by one thread per index in each scope instance: the lane whose
  * butterfly bits are 0, in the first warp of its cross-warp group. p: float * for f32 vectors, int32_t *
- * for i32. A warp- or warpgroup-scoped tile exists once per warp / warpgroup: offset p per instance. */
-#define kbd_vec_store(p, m)                                                                                            \
+ * for i32. A warp- or warpgroup-scoped tile exists once per warp / warpgroup: offset p per instance.
+ * kbd_vec_store_n writes only the indices below n (a tile that hangs over the end of p's n entries). */
+#define kbd_vec_store(p, m) kbd_vec_store_n(p, m, 0x7fffffffffffffffLL)
+#define kbd_vec_store_n(p, m, n)                                                                                       \
   do {                                                                                                                 \
     const kbd_rt_plan kbd_vp_ = KBD__V_PLAN(m);                                                                        \
+    const long long kbd_vn_ = (long long)(n);                                                                          \
     const int kbd_vws_ = kbd_warp_id() % (kbd_vp_.scope / KBD_WARP_SIZE);                                              \
     const int kbd_vlead_ = kbd_vp_.xn <= 1 || (kbd_vws_ % (kbd_vp_.xs * kbd_vp_.xn)) / kbd_vp_.xs == 0;                \
     const unsigned kbd_vfm_ = ((1u << (kbd_vp_.hi - kbd_vp_.lo)) - 1u) << kbd_vp_.lo;                                  \
@@ -563,7 +567,9 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
       if (!kbd_vlead_ || ((unsigned)KBD__RT_LANE(kbd_vl_) & kbd_vfm_) != 0u) continue;                                 \
       const int kbd_vt_ = KBD_SCOPE_TID(kbd_vp_.scope, kbd_vl_);                                                       \
       KBD_UNROLL for (int kbd_vk_ = 0; kbd_vk_ < KBD_VEC_SLOTS(m); ++kbd_vk_) {                                        \
-        __typeof__(&(p)[0]) kbd_vd_ = &(p)[kbd_rt_index(kbd_vp_, kbd_vt_, kbd_vk_)];                                   \
+        const int kbd_vi_ = kbd_rt_index(kbd_vp_, kbd_vt_, kbd_vk_);                                                   \
+        if (kbd_vi_ >= kbd_vn_) continue;                                                                              \
+        __typeof__(&(p)[0]) kbd_vd_ = &(p)[kbd_vi_];                                                                   \
         kbd_hw_mem_write(kbd_vd_, sizeof *kbd_vd_, "kbd_vec_store", KBD_SITE);                                         \
         *kbd_vd_ = (m).v[kbd_vl_][kbd_vk_];                                                                            \
       }                                                                                                                \

@@ -36,6 +36,7 @@
 #include "scan.h"
 #include "scope.h"
 #include "smem.h"
+#include "softmax.h"
 #include "stile_move.h"
 #include "sync.h"
 #include "tile_core.h"

@@ -1,0 +1,169 @@
+/* kbd/softmax.h - online softmax over the rows of register tiles: the running max and sum of flash attention.
+ *
+ *   KBD_SOFTMAX_STATE(s) st;              per row of tiles shaped like s: running max, running sum, last rescale
+ *   kbd_softmax_init(st)                  max = -inf, sum = 0, rescale = 1
+ *   kbd_softmax_update(p, st, s, scale)   one more block of scores s (f32): with m = the new running max,
+ *                                         p = exp(scale * (s - m)) (f32, may be s itself), the sum rescaled and
+ *                                         p's row sums added; st's rescale = exp(scale * (m_old - m))
+ *   kbd_softmax_rescale(o, st)            o[r][c] *= rescale[r]: bring an accumulator of earlier blocks to m
+ *   kbd_softmax_finish(o, lse, st, scale) o[r][c] /= sum[r]; lse[r] = scale * max[r] + ln(sum[r]) (a KBD_ROWVEC of s)
+ *   kbd_softmax_apply(p, st, s, scale)    after the last update: p = exp(scale * (s - max)) / sum, the softmax of a
+ *                                         block read again (two-pass softmax: statistics online, then the output)
+ *   KBD_SOFTMAX_LOG2E                     log2(e): exp(x) = exp2(x * log2(e))
+ *
+ * The algebra (docs/attention.md): after blocks 1..j, max = m_j and sum = sum_k exp(scale (s_k - m_j)); a new
+ * block with a larger max multiplies everything so far by exp(scale (m_{j-1} - m_j)) - the sum here, the
+ * output accumulator with kbd_softmax_rescale - and the final division by the sum gives the softmax of all
+ * blocks, read once. scale is folded into log2(e) so each element costs one FFMA and one EX2, as fast
+ * attention kernels do: p = exp2(s * scale log2 e - m * scale log2 e).
+ *
+ * Tiles: s and p are f32 tiles of one shape in any layout a row reduction takes (ROW, WGMMA_ACC, MMA_C,
+ * TMEM_ACC: kbd/reduce_tile.h); the row max and sum are kbd_reduce_rows, so their cost and barriers are its
+ * (an accumulator layout: 2 shuffles per row slot, or none for TMEM_ACC; a CTA-wide ROW tile: a CTA
+ * reduction). o may have other columns than s when its layout places rows independently of the columns
+ * (WGMMA_ACC, MMA_C, TMEM_ACC: the scores block and the output accumulator of attention); a ROW o must have
+ * s's shape. Everything else is a compile-time error naming the rule.
+ *
+ * Masking and special values: a score of -inf (a masked position) gets p = 0. A row whose scores so far are
+ * all -inf has max -inf and sum 0 and is computed as if its max were 0, so nothing becomes NaN; at the end
+ * such a row (fully masked) has o = 0 and lse = -inf. A NaN score makes its row NaN, and so does +inf (inf -
+ * inf). Large finite scores are safe: every exponent is <= 0.
+ */
+#ifndef KBD_SOFTMAX_H
+#define KBD_SOFTMAX_H
+
+#include "config.h"
+
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+
+#include <math.h>
+
+#include "reduce_tile.h"
+
+#define KBD_SOFTMAX_LOG2E 1.4426950408889634f
+
+#define KBD_SOFTMAX_STATE(s)                                                                                           \
+  struct {                                                                                                             \
+    KBD_ROWVEC(f32, s) row_max;                                                                                        \
+    KBD_ROWVEC(f32, s) row_sum;                                                                                        \
+    KBD_ROWVEC(f32, s) row_scale;                                                                                      \
+  }
+
+#define KBD__SM_F32(t, name)                                                                                           \
+  KBD_STATIC_ASSERT(KBD_DTYPE(t) == KBD_DT_f32, "kbd: " name ": the tile must be f32 (convert to bf16/f16 after)")
+/* o's rows sit where s's rows sit: same rows, scope and layout, and for ROW tiles the same shape. */
+#define KBD__SM_ROWS_MATCH(o, m, name)                                                                                 \
+  KBD_STATIC_ASSERT(                                                                                                   \
+      KBD__V_R(m) == KBD_ROWS(o) && KBD__V_S(m) == KBD_SCOPE(o) && KBD__V_L(m) == KBD_LAYOUT(o) &&                     \
+          (KBD_LAYOUT(o) != KBD_LAYOUT_ROW || (KBD__V_C(m) == KBD_COLS(o) && KBD__V_VEC(m) == KBD__RT_TVEC(o))),       \
+      "kbd: " name ": the tile's rows must be held like the scores' (same rows, scope and layout; "                    \
+      "WGMMA_ACC, MMA_C and TMEM_ACC tiles may have other columns, ROW tiles must match in shape)")
+
+/* Per-slot math, shared by the GPU and the CPU path (KBD_HD: one definition). A row with no finite max yet
+ * is scaled as if its max were 0, so -inf - (-inf) never appears. */
+KBD_HD float kbd_softmax_shift_(float m, float sl2) { return m == -INFINITY ? 0.0f : m * sl2; }
+KBD_HD float kbd_softmax_rescale_of_(float m_old, float m_new, float sl2) {
+  return m_new == -INFINITY ? 1.0f : exp2f(m_old * sl2 - m_new * sl2);
+}
+KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
+  return sum == 0.0f ? -INFINITY : (m == -INFINITY ? 0.0f : m * scale) + logf(sum);
+}
+
+#define kbd_softmax_init(st)                                                                                           \
+  do {                                                                                                                 \
+    for (int kbd_sil_ = 0; kbd_sil_ < KBD_LANES_HELD; ++kbd_sil_) {                                                    \
+      KBD_UNROLL for (int kbd_sik_ = 0; kbd_sik_ < KBD_VEC_SLOTS((st).row_max); ++kbd_sik_) {                          \
+        (st).row_max.v[kbd_sil_][kbd_sik_] = -INFINITY;                                                                \
+        (st).row_sum.v[kbd_sil_][kbd_sik_] = 0.0f;                                                                     \
+        (st).row_scale.v[kbd_sil_][kbd_sik_] = 1.0f;                                                                   \
+      }                                                                                                                \
+    }                                                                                                                  \
+  } while (0)
+
+#define kbd_softmax_update(p, st, s, scale)                                                                            \
+  do {                                                                                                                 \
+    KBD__SM_F32(s, "kbd_softmax_update");                                                                              \
+    KBD__SM_F32(p, "kbd_softmax_update");                                                                              \
+    KBD__SAME_SHAPE(p, s);                                                                                             \
+    KBD__RT_MATCH((st).row_max, s, KBD__RT_ROWS);                                                                      \
+    const float kbd_sl2_ = (float)(scale)*KBD_SOFTMAX_LOG2E;                                                           \
+    KBD_ROWVEC(f32, s) kbd_sbm_; /* this block's row max */                                                            \
+    kbd_reduce_rows(kbd_sbm_, s, KBD_RED_MAX);                                                                         \
+    float kbd_sms_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)];                                                           \
+    for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
+      KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_) {                              \
+        const float kbd_so_ = (st).row_max.v[kbd_sul_][kbd_suk_];                                                      \
+        const float kbd_sn_ = kbd_fmax_ptx(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_]);                                   \
+        (st).row_scale.v[kbd_sul_][kbd_suk_] = kbd_softmax_rescale_of_(kbd_so_, kbd_sn_, kbd_sl2_);                    \
+        (st).row_max.v[kbd_sul_][kbd_suk_] = kbd_sn_;                                                                  \
+        kbd_sms_[kbd_sul_][kbd_suk_] = kbd_softmax_shift_(kbd_sn_, kbd_sl2_);                                          \
+      }                                                                                                                \
+    }                                                                                                                  \
+    const kbd_rt_plan kbd_sup_ = KBD__T_PLAN(s, KBD__RT_ROWS);                                                         \
+    for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
+      KBD_UNROLL for (int kbd_sui_ = 0; kbd_sui_ < KBD_NPT(s); ++kbd_sui_)(p).v[kbd_sul_][kbd_sui_] =                  \
+          exp2f(fmaf((s).v[kbd_sul_][kbd_sui_], kbd_sl2_, -kbd_sms_[kbd_sul_][kbd_rt_slot(kbd_sup_, kbd_sui_)]));      \
+    }                                                                                                                  \
+    KBD_ROWVEC(f32, s) kbd_sbs_; /* this block's row sums */                                                           \
+    kbd_reduce_rows(kbd_sbs_, p, KBD_RED_SUM);                                                                         \
+    for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
+      KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_)(st)                            \
+          .row_sum.v[kbd_sul_][kbd_suk_] = fmaf((st).row_sum.v[kbd_sul_][kbd_suk_],                                    \
+                                                (st).row_scale.v[kbd_sul_][kbd_suk_], kbd_sbs_.v[kbd_sul_][kbd_suk_]); \
+    }                                                                                                                  \
+  } while (0)
+
+/* o[i] = o[i] * f(row slot), f read from row vector m (the state's rescale, or 1/sum at the end). */
+#define KBD__SM_SCALE_ROWS(o, m, expr_of_k, name)                                                                      \
+  do {                                                                                                                 \
+    KBD__SM_F32(o, name);                                                                                              \
+    KBD__SM_ROWS_MATCH(o, m, name);                                                                                    \
+    const kbd_rt_plan kbd_srp_ = KBD__T_PLAN(o, KBD__RT_ROWS);                                                         \
+    for (int kbd_srl_ = 0; kbd_srl_ < KBD_LANES_HELD; ++kbd_srl_) {                                                    \
+      KBD_UNROLL for (int kbd_sri_ = 0; kbd_sri_ < KBD_NPT(o); ++kbd_sri_) {                                           \
+        const int kbd_k_ = kbd_rt_slot(kbd_srp_, kbd_sri_);                                                            \
+        (o).v[kbd_srl_][kbd_sri_] *= (expr_of_k);                                                                      \
+      }                                                                                                                \
+    }                                                                                                                  \
+  } while (0)
+
+#define kbd_softmax_rescale(o, st)                                                                                     \
+  KBD__SM_SCALE_ROWS(o, (st).row_scale, (st).row_scale.v[kbd_srl_][kbd_k_], "kbd_softmax_rescale")
+
+#define kbd_softmax_finish(o, lse, st, scale)                                                                          \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD__V_R(lse) == KBD__V_R((st).row_sum) && KBD__V_S(lse) == KBD__V_S((st).row_sum) &&            \
+                          KBD__V_L(lse) == KBD__V_L((st).row_sum) && KBD__V_AX(lse) == KBD__RT_ROWS,                   \
+                      "kbd: kbd_softmax_finish: lse must be a KBD_ROWVEC(f32, s) of the scores tile s");               \
+    KBD__SM_SCALE_ROWS(o, (st).row_sum,                                                                                \
+                       ((st).row_sum.v[kbd_srl_][kbd_k_] == 0.0f ? 0.0f : 1.0f / (st).row_sum.v[kbd_srl_][kbd_k_]),    \
+                       "kbd_softmax_finish");                                                                          \
+    for (int kbd_sfl_ = 0; kbd_sfl_ < KBD_LANES_HELD; ++kbd_sfl_) {                                                    \
+      KBD_UNROLL for (int kbd_sfk_ = 0; kbd_sfk_ < KBD_VEC_SLOTS(lse); ++kbd_sfk_)(lse).v[kbd_sfl_][kbd_sfk_] =        \
+          kbd_softmax_lse_((st).row_max.v[kbd_sfl_][kbd_sfk_], (st).row_sum.v[kbd_sfl_][kbd_sfk_], (float)(scale));    \
+    }                                                                                                                  \
+  } while (0)
+
+#define kbd_softmax_apply(p, st, s, scale)                                                                             \
+  do {                                                                                                                 \
+    KBD__SM_F32(s, "kbd_softmax_apply");                                                                               \
+    KBD__SM_F32(p, "kbd_softmax_apply");                                                                               \
+    KBD__SAME_SHAPE(p, s);                                                                                             \
+    KBD__RT_MATCH((st).row_max, s, KBD__RT_ROWS);                                                                      \
+    const float kbd_sal2_ = (float)(scale)*KBD_SOFTMAX_LOG2E;                                                          \
+    const kbd_rt_plan kbd_sap_ = KBD__T_PLAN(s, KBD__RT_ROWS);                                                         \
+    for (int kbd_sal_ = 0; kbd_sal_ < KBD_LANES_HELD; ++kbd_sal_) {                                                    \
+      KBD_UNROLL for (int kbd_sai_ = 0; kbd_sai_ < KBD_NPT(s); ++kbd_sai_) {                                           \
+        const int kbd_sak_ = kbd_rt_slot(kbd_sap_, kbd_sai_);                                                          \
+        const float kbd_sas_ = (st).row_sum.v[kbd_sal_][kbd_sak_];                                                     \
+        (p).v[kbd_sal_][kbd_sai_] =                                                                                    \
+            kbd_sas_ == 0.0f ? 0.0f                                                                                    \
+                             : exp2f(fmaf((s).v[kbd_sal_][kbd_sai_], kbd_sal2_,                                        \
+                                          -kbd_softmax_shift_((st).row_max.v[kbd_sal_][kbd_sak_], kbd_sal2_))) /       \
+                                   kbd_sas_;                                                                           \
+      }                                                                                                                \
+    }                                                                                                                  \
+  } while (0)
+
+#endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
+#endif /* KBD_SOFTMAX_H */
