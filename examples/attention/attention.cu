@@ -1,0 +1,136 @@
+/* attention.cu - the attention kernels: one text (attention_kernel.h) per (type, head_dim), and the combine step
+ * of flash-decoding. See attention.h for the structure and docs/attention.md for the walkthrough. */
+#include <math.h>
+
+#include "attention.h"
+
+#define ATTN_KERNEL attn_bf16_64
+#define ATTN_DT bf16
+#define ATTN_T kbd_bf16
+#define ATTN_D 64
+#define ATTN_Q attn_q_bf16_64
+#define ATTN_K attn_k_bf16_64
+#define ATTN_V attn_v_bf16_64
+#define ATTN_P attn_p_bf16_64
+#define ATTN_LAYOUT attn_layout_64
+#include "attention_kernel.h"
+#undef ATTN_KERNEL
+#undef ATTN_D
+#undef ATTN_Q
+#undef ATTN_K
+#undef ATTN_V
+#undef ATTN_P
+#undef ATTN_LAYOUT
+
+#define ATTN_KERNEL attn_bf16_128
+#define ATTN_D 128
+#define ATTN_Q attn_q_bf16_128
+#define ATTN_K attn_k_bf16_128
+#define ATTN_V attn_v_bf16_128
+#define ATTN_P attn_p_bf16_128
+#define ATTN_LAYOUT attn_layout_128
+#include "attention_kernel.h"
+#undef ATTN_KERNEL
+#undef ATTN_D
+#undef ATTN_Q
+#undef ATTN_K
+#undef ATTN_V
+#undef ATTN_P
+#undef ATTN_LAYOUT
+
+#define ATTN_KERNEL attn_bf16_256
+#define ATTN_D 256
+#define ATTN_Q attn_q_bf16_256
+#define ATTN_K attn_k_bf16_256
+#define ATTN_V attn_v_bf16_256
+#define ATTN_P attn_p_bf16_256
+#define ATTN_LAYOUT attn_layout_256
+#include "attention_kernel.h"
+#undef ATTN_KERNEL
+#undef ATTN_D
+#undef ATTN_Q
+#undef ATTN_K
+#undef ATTN_V
+#undef ATTN_P
+#undef ATTN_LAYOUT
+#undef ATTN_DT
+#undef ATTN_T
+
+#define ATTN_DT f16
+#define ATTN_T kbd_f16
+#define ATTN_KERNEL attn_f16_64
+#define ATTN_D 64
+#define ATTN_Q attn_q_f16_64
+#define ATTN_K attn_k_f16_64
+#define ATTN_V attn_v_f16_64
+#define ATTN_P attn_p_f16_64
+#define ATTN_LAYOUT attn_layout_64
+#include "attention_kernel.h"
+#undef ATTN_KERNEL
+#undef ATTN_D
+#undef ATTN_Q
+#undef ATTN_K
+#undef ATTN_V
+#undef ATTN_P
+#undef ATTN_LAYOUT
+
+#define ATTN_KERNEL attn_f16_128
+#define ATTN_D 128
+#define ATTN_Q attn_q_f16_128
+#define ATTN_K attn_k_f16_128
+#define ATTN_V attn_v_f16_128
+#define ATTN_P attn_p_f16_128
+#define ATTN_LAYOUT attn_layout_128
+#include "attention_kernel.h"
+#undef ATTN_KERNEL
+#undef ATTN_D
+#undef ATTN_Q
+#undef ATTN_K
+#undef ATTN_V
+#undef ATTN_P
+#undef ATTN_LAYOUT
+
+#define ATTN_KERNEL attn_f16_256
+#define ATTN_D 256
+#define ATTN_Q attn_q_f16_256
+#define ATTN_K attn_k_f16_256
+#define ATTN_V attn_v_f16_256
+#define ATTN_P attn_p_f16_256
+#define ATTN_LAYOUT attn_layout_256
+#include "attention_kernel.h"
+
+/* Flash-decoding's second step: one warp per query row merges the splits' normalised outputs O_s with weights
+ * exp(lse_s - m) / sum_s exp(lse_s - m), m = max_s lse_s; lse = m + ln(sum). A split that saw no key has
+ * lse_s = -inf and weight 0; a row no split saw stays O = 0, lse = -inf. */
+KBD_KERNEL(attn_combine, ATTN_COMBINE_THREADS, attn_combine_params) {
+  const long long row = (long long)kbd_block_x() * (ATTN_COMBINE_THREADS / 32) + kbd_warp_id();
+  if (row >= p.rows) return; /* the whole warp */
+  float m = -INFINITY;
+  for (int s = 0; s < p.splits; ++s)
+    m = kbd_fmax_ptx(m, kbd_ld_global(&p.lse_part[s * p.rows + row]));
+  KBD_TILE(f32, 1, 256, KBD_WARP) acc, part;
+  kbd_zero(acc);
+  float sum = 0.0f;
+  if (m != -INFINITY) {
+    for (int s = 0; s < p.splits; ++s) {
+      const float w = expf(kbd_ld_global(&p.lse_part[s * p.rows + row]) - m);
+      kbd_load(part, p.o_part + (s * p.rows + row) * p.head_dim, p.head_dim, 0);
+      kbd_mul_s(part, part, w);
+      kbd_add(acc, acc, part);
+      sum += w;
+    }
+    kbd_mul_s(acc, acc, 1.0f / sum);
+  }
+  if (p.f16) {
+    KBD_TILE(f16, 1, 256, KBD_WARP) out;
+    kbd_convert(out, acc);
+    kbd_store(out, (kbd_f16 *)p.o + row * p.head_dim, p.head_dim, 0);
+  } else {
+    KBD_TILE(bf16, 1, 256, KBD_WARP) out;
+    kbd_convert(out, acc);
+    kbd_store(out, (kbd_bf16 *)p.o + row * p.head_dim, p.head_dim, 0);
+  }
+  if (p.lse) {
+    KBD_ELECT_ONE { kbd_st_global(&p.lse[row], m == -INFINITY ? -INFINITY : m + logf(sum)); }
+  }
+}

@@ -1,0 +1,165 @@
+/* attention.h - shared by host and kernels: flash attention forward and decode on the tensor cores.
+ *
+ *   O = softmax(scale * Q K^T + mask) V, per (batch, q head), with the log-sum-exp of every row
+ *
+ * Tensors are contiguous [batch][heads][seq][head_dim] (bf16 or f16), q heads heads_q, k/v heads heads_kv
+ * (grouped-query attention: q head h reads kv head h / (heads_q / heads_kv)). The lse is f32
+ * [batch][heads_q][seq_q], natural log: lse = ln sum_k exp(scale * q.k_k) over the visible keys.
+ * Causal masking is bottom-right aligned (query i sees keys j <= i + seq_k - seq_q, as FlashAttention 2.1+):
+ * with seq_q == seq_k the usual lower triangle, with seq_q < seq_k the last queries of a longer context. A row
+ * that sees no key (causal with seq_q > seq_k) gets O = 0 and lse = -inf.
+ *
+ * One kernel text does the forward pass and the decode pass (docs/attention.md walks through it):
+ *   - A block owns ATTN_BM rows of packed queries: the g = heads_q / heads_kv q heads that share a kv head are
+ *     consecutive in memory ([seq] rows each), so for one (batch, kv head) they form g * seq_q rows that all
+ *     attend to the same K and V. GQA costs no extra K/V traffic, and decode (seq_q 1..16) fills the MMA's
+ *     64 rows with the group's heads instead of padding.
+ *   - Warpgroup 0 is the producer: warp 0 loads the Q tiles once, then K and V blocks of ATTN_BN keys into a
+ *     2-stage ring (full/empty mbarriers, K and V separately so S = Q K^T can start before V lands).
+ *   - Each consumer warpgroup owns 64 query rows: S = Q K^T into an accumulator, the online softmax
+ *     (kbd/softmax.h) in registers, P = exp(...) rounded to the input type into shared memory, O += P V.
+ *     P alternates between two tiles, so writing the next block's P never waits for the MMA reading this one.
+ *   - splits > 1 (flash-decoding): grid z splits the key range; each split writes its normalised O and lse
+ *     in f32 to a workspace, and a second kernel combines them with the lse weights.
+ * The same source is the sm_90a kernel (wgmma, accumulators in registers), the sm_100a kernel (tcgen05.mma,
+ * S and O in Tensor Memory) and the CPU kernel.
+ */
+#ifndef ATTENTION_H
+#define ATTENTION_H
+
+#include <kbd/tile.h>
+
+#define ATTN_WM 64     /* query rows per consumer warpgroup (one m64 MMA block) */
+#define ATTN_STAGES 2  /* K/V ring depth */
+#define ATTN_SPLITS_MAX 64
+
+typedef enum attn_dtype { ATTN_BF16 = 0, ATTN_F16 = 1 } attn_dtype;
+
+/* What the caller passes to attn_run (attention_run.c checks every field and names the wrong one). */
+typedef struct attn_args {
+  attn_dtype dtype;
+  int batch, heads_q, heads_kv, seq_q, seq_k, head_dim; /* head_dim: 64, 128 or 256 */
+  int causal;
+  float scale;          /* 0: 1 / sqrt(head_dim) */
+  const void *q, *k, *v; /* device, 128-byte aligned */
+  void *o;               /* device [batch][heads_q][seq_q][head_dim], the input type */
+  float *lse;            /* device [batch][heads_q][seq_q], or NULL */
+  int splits;            /* 1: one pass over the keys; 2..ATTN_SPLITS_MAX: flash-decoding */
+  void *workspace;       /* splits > 1: attn_workspace_bytes(args) bytes of device memory */
+} attn_args;
+
+/* Checks args (a status naming the first wrong field, nothing launched) and runs the attention. */
+kbd_status attn_run(const attn_args *a);
+size_t attn_workspace_bytes(const attn_args *a);
+/* A split count for decode: enough blocks to fill `sms` multiprocessors, at least 2 key blocks per split. */
+int attn_pick_splits(const attn_args *a, int sms);
+
+/* ---- what the kernels see ---------------------------------------------------------------------------------- */
+
+typedef struct attn_params {
+  kbd_tensor_map q, k, v; /* 3D {head_dim, rows, batch * heads_kv}, boxes of one tile */
+  void *o;                /* splits == 1: packed [batch * heads_kv][group * seq_q][head_dim], input type */
+  float *lse;             /* splits == 1: packed [batch * heads_kv][group * seq_q], or NULL */
+  float *o_part, *lse_part; /* splits > 1: [split][batch * heads_kv * group * seq_q][head_dim] and [..][rows] */
+  int seq_q, seq_k, group;  /* group = heads_q / heads_kv */
+  int causal, splits;
+  float scale;
+} attn_params;
+
+typedef struct attn_combine_params {
+  const float *o_part, *lse_part;
+  void *o;
+  float *lse;
+  long long rows; /* batch * heads_q * seq_q */
+  int head_dim, splits, f16;
+} attn_combine_params;
+
+/* Per head_dim: keys per block, consumer warpgroups (Tensor Memory holds consumers x (BN + D) columns of
+ * S and O, at most 512), threads. */
+#define ATTN_BN(D) ((D) == 256 ? 64 : 128)
+#define ATTN_CONSUMERS(D) ((D) == 256 ? 1 : 2)
+#define ATTN_THREADS(D) (128 * (1 + ATTN_CONSUMERS(D)))
+#define ATTN_BM(D) (ATTN_WM * ATTN_CONSUMERS(D))
+/* 2 x (128 + 64), 2 x (128 + 128) and 1 x (64 + 256) columns, allocated as one power of two */
+#define ATTN_TMEM_COLS 512
+KBD_STATIC_ASSERT(2 * (ATTN_BN(128) + 128) <= ATTN_TMEM_COLS && ATTN_BN(256) + 256 <= ATTN_TMEM_COLS,
+                  "attention: S and O of every consumer must fit the Tensor Memory allocation");
+
+/* Shared memory of one block: Q tiles, the K and V rings, two P tiles per consumer, the barriers, the Tensor
+ * Memory slot. Sizes depend on head_dim and the element type's size only (bf16 and f16 are both 2 bytes). */
+typedef struct attn_smem {
+  size_t q, k, v, pt, qfull, kfull, kempty, vfull, vempty, sdone, odone, tmem;
+} attn_smem;
+
+#define ATTN_TILES(dt, D)                                                                                              \
+  typedef KBD_STILE(dt, ATTN_WM, D, KBD_SWIZZLE_128B) attn_q_##dt##_##D;                                               \
+  typedef KBD_STILE(dt, ATTN_BN(D), D, KBD_SWIZZLE_128B) attn_k_##dt##_##D;                                            \
+  typedef KBD_STILE_MN(dt, D, ATTN_BN(D), KBD_SWIZZLE_128B) attn_v_##dt##_##D;                                         \
+  typedef KBD_STILE(dt, ATTN_WM, ATTN_BN(D), KBD_SWIZZLE_128B) attn_p_##dt##_##D;
+ATTN_TILES(bf16, 64)
+ATTN_TILES(bf16, 128)
+ATTN_TILES(bf16, 256)
+ATTN_TILES(f16, 64)
+ATTN_TILES(f16, 128)
+ATTN_TILES(f16, 256)
+
+#define ATTN_LAYOUT_FN(D)                                                                                              \
+  KBD_HD kbd_smem_plan attn_layout_##D(attn_smem *l) {                                                                 \
+    kbd_smem_plan p;                                                                                                   \
+    kbd_smem_plan_init(&p);                                                                                            \
+    l->q = kbd_smem_plan_stile(&p, "Q tiles", attn_q_bf16_##D, ATTN_CONSUMERS(D));                                     \
+    l->k = kbd_smem_plan_stile(&p, "K ring", attn_k_bf16_##D, ATTN_STAGES);                                            \
+    l->v = kbd_smem_plan_stile(&p, "V ring", attn_v_bf16_##D, ATTN_STAGES);                                            \
+    l->pt = kbd_smem_plan_stile(&p, "P tiles", attn_p_bf16_##D, 2 * ATTN_CONSUMERS(D));                                    \
+    l->qfull = kbd_smem_plan_mbarriers(&p, "Q full", 1);                                                               \
+    l->kfull = kbd_smem_plan_mbarriers(&p, "K full", ATTN_STAGES);                                                     \
+    l->kempty = kbd_smem_plan_mbarriers(&p, "K empty", ATTN_STAGES);                                                   \
+    l->vfull = kbd_smem_plan_mbarriers(&p, "V full", ATTN_STAGES);                                                     \
+    l->vempty = kbd_smem_plan_mbarriers(&p, "V empty", ATTN_STAGES);                                                   \
+    l->sdone = kbd_smem_plan_mbarriers(&p, "S done", ATTN_CONSUMERS(D));                                               \
+    l->odone = kbd_smem_plan_mbarriers(&p, "O done", ATTN_CONSUMERS(D));                                               \
+    l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);                                                       \
+    return p;                                                                                                          \
+  }
+ATTN_LAYOUT_FN(64)
+ATTN_LAYOUT_FN(128)
+ATTN_LAYOUT_FN(256)
+
+/* Key blocks [*kb0, *kb1) that packed rows [r0, r0 + n) of one (batch, kv head) need: all keys, or under the
+ * causal mask those up to the last visible one of the last query (a block of rows that wraps to the next head
+ * starts over at query 0, so it needs the keys of query seq_q - 1). Split s of `splits` takes its share. */
+KBD_HD void attn_key_blocks(int r0, int n, int seq_q, int seq_k, int causal, int bn, int split, int splits, int *kb0,
+                            int *kb1) {
+  int end = seq_k;
+  if (causal) {
+    const int last = r0 + n - 1, qmax = last / seq_q != r0 / seq_q ? seq_q - 1 : last % seq_q;
+    end = qmax + seq_k - seq_q + 1;
+    if (end > seq_k) end = seq_k;
+    if (end < 0) end = 0;
+  }
+  const int nb = (end + bn - 1) / bn, all = (seq_k + bn - 1) / bn, per = (all + splits - 1) / splits;
+  *kb0 = split * per < nb ? split * per : nb;
+  *kb1 = (split + 1) * per < nb ? (split + 1) * per : nb;
+}
+
+/* Does key block [k0, k0 + bn) need the mask for packed rows [r0, r0 + n)? Only at the end of the keys and on
+ * the causal diagonal: every other block is fully visible and skips the per-element test. */
+KBD_HD int attn_block_masked(int r0, int n, int k0, int bn, int seq_q, int seq_k, int causal) {
+  if (k0 + bn > seq_k) return 1;
+  if (!causal) return 0;
+  const int qmin = (r0 + n - 1) / seq_q != r0 / seq_q ? 0 : r0 % seq_q;
+  return k0 + bn - 1 > qmin + seq_k - seq_q;
+}
+
+/* The kernels: one per (type, head_dim); causal and splits are run-time parameters. */
+KBD_KERNEL_DECL(attn_bf16_64, attn_params);
+KBD_KERNEL_DECL(attn_bf16_128, attn_params);
+KBD_KERNEL_DECL(attn_bf16_256, attn_params);
+KBD_KERNEL_DECL(attn_f16_64, attn_params);
+KBD_KERNEL_DECL(attn_f16_128, attn_params);
+KBD_KERNEL_DECL(attn_f16_256, attn_params);
+KBD_KERNEL_DECL(attn_combine, attn_combine_params);
+
+#define ATTN_COMBINE_THREADS 128
+
+#endif

@@ -1,0 +1,169 @@
+/* attention_kernel.h - the attention kernel (attention.h has the block's structure, docs/attention.md the
+ * walkthrough). attention.cu includes this file once per (type, head_dim) after defining
+ *   ATTN_KERNEL  the kernel's name      ATTN_DT  bf16 or f16      ATTN_D  64, 128 or 256
+ *   ATTN_Q, ATTN_K, ATTN_V, ATTN_P      its shared tile types      ATTN_LAYOUT  its attn_layout_D function
+ * Everything else is ordinary code: the same text is the sm_90a, the sm_100a and the CPU kernel.
+ */
+#define ATTN_NC ATTN_CONSUMERS(ATTN_D)
+#define ATTN_KB ATTN_BN(ATTN_D)
+
+KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
+  KBD_WARP_RANGE(producer, 0, 4);
+  KBD_WARP_RANGE(consumer0, 4, 4);
+  KBD_WARP_RANGE(consumer1, 4 * ATTN_NC, 4); /* with one consumer: the same warps as consumer0, unused */
+
+  attn_smem l;
+  const kbd_smem_plan plan = ATTN_LAYOUT(&l);
+  kbd_smem_plan_check_launch(&plan);
+  unsigned char *smem = (unsigned char *)kbd_dynamic_smem();
+  kbd_mbarrier *qfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.qfull);
+  kbd_mbarrier *kfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.kfull);
+  kbd_mbarrier *kempty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.kempty);
+  kbd_mbarrier *vfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.vfull);
+  kbd_mbarrier *vempty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.vempty);
+  kbd_mbarrier *sdone = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.sdone);
+  kbd_mbarrier *odone = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.odone);
+  kbd_tmem *tmem = KBD_SMEM_PLAN_ARRAY(kbd_tmem, smem, l.tmem);
+
+  if (kbd_warp_id() == 0) {
+    KBD_ELECT_ONE {
+      kbd_mbarrier_init(qfull, 1);
+      for (int s = 0; s < ATTN_STAGES; ++s) {
+        kbd_mbarrier_init(&kfull[s], 1);        /* the producer's arrive.expect_tx */
+        kbd_mbarrier_init(&vfull[s], 1);
+        kbd_mbarrier_init(&kempty[s], ATTN_NC); /* one release per consumer warpgroup */
+        kbd_mbarrier_init(&vempty[s], ATTN_NC);
+      }
+      for (int g = 0; g < ATTN_NC; ++g) {
+        kbd_mbarrier_init(&sdone[g], 1); /* kbd_mma_wait's commit (sm_100a) */
+        kbd_mbarrier_init(&odone[g], 1);
+      }
+      kbd_tma_prefetch_map(&p.k);
+      kbd_tma_prefetch_map(&p.v);
+    }
+    kbd_tmem_alloc(tmem, ATTN_TMEM_COLS); /* sm_100a: S and O of each consumer; nothing on sm_90a */
+  }
+  kbd_sync(); /* barriers initialised, Tensor Memory address written */
+
+  /* This block: packed query rows r0.. of (batch, kv head) bh, key blocks [kb0, kb1) of split kbd_block_z() */
+  const int rows = p.group * p.seq_q, bh = (int)kbd_block_y();
+  const int r0 = (int)kbd_block_x() * ATTN_BM(ATTN_D);
+  const int nrows = rows - r0 < ATTN_BM(ATTN_D) ? rows - r0 : ATTN_BM(ATTN_D);
+  int kb0, kb1;
+  attn_key_blocks(r0, nrows, p.seq_q, p.seq_k, p.causal, ATTN_KB, (int)kbd_block_z(), p.splits, &kb0, &kb1);
+
+  if (kbd_scope_contains(producer)) {
+    if (ATTN_NC == 2) kbd_setmaxnreg_dec(24); /* 24 x 128 + 240 x 256 = 168 x 384, the launch budget */
+    if (kbd_warp_id() == 0) {
+      KBD_ELECT_ONE {
+        ATTN_Q q0 = KBD_SMEM_PLAN_STILE(ATTN_Q, smem, l.q, 0);
+        kbd_mbarrier_arrive_expect_tx(qfull, ATTN_NC * KBD_STILE_BYTES(q0));
+        for (int g = 0; g < ATTN_NC; ++g) {
+          ATTN_Q q = KBD_SMEM_PLAN_STILE(ATTN_Q, smem, l.q, g);
+          kbd_tma_load(q, &p.q, qfull, 0, r0 + g * ATTN_WM, bh); /* rows past the head's end load as zeros */
+        }
+      }
+      for (int kb = kb0; kb < kb1; ++kb) {
+        const int it = kb - kb0, s = it % ATTN_STAGES;
+        const unsigned free_parity = ((unsigned)(it / ATTN_STAGES) & 1u) ^ 1u; /* a fresh barrier counts as freed */
+        ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, s);
+        ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, s);
+        kbd_mbarrier_wait(&kempty[s], free_parity);
+        KBD_ELECT_ONE {
+          kbd_mbarrier_arrive_expect_tx(&kfull[s], KBD_STILE_BYTES(k));
+          kbd_tma_load(k, &p.k, &kfull[s], 0, kb * ATTN_KB, bh);
+        }
+        kbd_mbarrier_wait(&vempty[s], free_parity);
+        KBD_ELECT_ONE {
+          kbd_mbarrier_arrive_expect_tx(&vfull[s], KBD_STILE_BYTES(v));
+          kbd_tma_load(v, &p.v, &vfull[s], 0, kb * ATTN_KB, bh);
+        }
+      }
+    }
+  } else {
+    if (ATTN_NC == 2) kbd_setmaxnreg_inc(240);
+    const int g = kbd_warpgroup_id() - 1;
+    const kbd_scope me = g == 0 ? consumer0 : consumer1;
+    const int mr0 = r0 + g * ATTN_WM; /* this warpgroup's first packed row */
+    const int mrows = rows - mr0 < 1 ? 1 : rows - mr0 < ATTN_WM ? rows - mr0 : ATTN_WM;
+    ATTN_Q q = KBD_SMEM_PLAN_STILE(ATTN_Q, smem, l.q, g);
+    KBD_ACC(f32, ATTN_WM, ATTN_KB) sacc;
+    KBD_ACC(f32, ATTN_WM, ATTN_D) oacc;
+    kbd_acc_bind(sacc, tmem, g * (ATTN_KB + ATTN_D), &sdone[g]);
+    kbd_acc_bind(oacc, tmem, g * (ATTN_KB + ATTN_D) + ATTN_KB, &odone[g]);
+    KBD_ACC_TILE(f32, ATTN_WM, ATTN_KB) sc; /* scores, then probabilities */
+    KBD_ACC_TILE(f32, ATTN_WM, ATTN_D) o;
+    KBD_SOFTMAX_STATE(sc) st;
+    kbd_softmax_init(st);
+    kbd_zero(o);
+
+    kbd_mbarrier_wait(qfull, 0);
+    for (int kb = kb0; kb < kb1; ++kb) {
+      const int it = kb - kb0, s = it % ATTN_STAGES;
+      const unsigned full_parity = (unsigned)(it / ATTN_STAGES) & 1u;
+      ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, s);
+      ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, s);
+      ATTN_P pt = KBD_SMEM_PLAN_STILE(ATTN_P, smem, l.pt, 2 * g + (it & 1));
+
+      /* S = Q K^T; the K stage is released as soon as the MMA has read it */
+      kbd_mbarrier_wait(&kfull[s], full_parity);
+      kbd_mma(sacc, q, k, 0);
+      kbd_mma_release(sacc, &kempty[s]);
+      kbd_mma_wait(sacc);
+      kbd_acc_load(sc, sacc, 0);
+
+      /* mask by position only where a block crosses the end of the keys or the causal diagonal */
+      const int k0 = kb * ATTN_KB;
+      if (attn_block_masked(mr0, mrows, k0, ATTN_KB, p.seq_q, p.seq_k, p.causal)) {
+        const int shift = p.seq_k - p.seq_q;
+        KBD_MAP(sc, sc, x, r, c,
+                k0 + c < p.seq_k && (!p.causal || k0 + c <= (mr0 + r) % p.seq_q + shift) ? x : -INFINITY);
+      }
+
+      /* online softmax: sc becomes P = exp(scale (S - m)); O, which holds the earlier blocks, moves to the new
+       * max, read back after its last MMA completed. The P tile written here was last read by the MMA two
+       * blocks ago: complete, and every warp of the warpgroup has passed a barrier since. */
+      kbd_softmax_update(sc, st, sc, p.scale);
+      if (it > 0) {
+        kbd_mma_wait(oacc);
+        kbd_acc_load(o, oacc, 0);
+        kbd_softmax_rescale(o, st);
+        kbd_acc_store(oacc, o, 0);
+      }
+      KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_KB) pr;
+      kbd_convert(pr, sc);
+      kbd_stile_store(pt, pr);
+      kbd_fence_proxy_async(); /* generic stores of P -> the MMA's async-proxy reads */
+      kbd_scope_sync(me);
+
+      /* O += P V */
+      kbd_mbarrier_wait(&vfull[s], full_parity);
+      kbd_mma(oacc, pt, v, it > 0);
+      kbd_mma_release(oacc, &vempty[s]);
+    }
+    if (kb1 > kb0) {
+      kbd_mma_wait(oacc);
+      kbd_acc_load(o, oacc, 0);
+    }
+
+    /* O / sum and the log-sum-exp; rows past the end of the packed rows are not stored */
+    KBD_ROWVEC(f32, sc) lse;
+    kbd_softmax_finish(o, lse, st, p.scale);
+    const long long head0 = (long long)bh * rows; /* first packed row of this (batch, kv head) */
+    if (p.splits == 1) {
+      KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_D) ob;
+      kbd_convert(ob, o);
+      kbd_store2d(ob, (ATTN_T *)p.o + head0 * ATTN_D, rows, ATTN_D, ATTN_D, mr0, 0);
+      if (p.lse) kbd_vec_store_n(p.lse + head0 + mr0, lse, rows - mr0);
+    } else {
+      const long long part = (long long)kbd_block_z() * kbd_grid_y() * rows + head0;
+      kbd_store2d(o, p.o_part + part * ATTN_D, rows, ATTN_D, ATTN_D, mr0, 0);
+      kbd_vec_store_n(p.lse_part + part + mr0, lse, rows - mr0);
+    }
+  }
+  kbd_sync(); /* every Tensor Memory read is done before the columns are freed */
+  if (kbd_warp_id() == 0) kbd_tmem_free(tmem, ATTN_TMEM_COLS);
+}
+
+#undef ATTN_NC
+#undef ATTN_KB
