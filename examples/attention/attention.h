@@ -29,8 +29,8 @@
 
 #include <kbd/tile.h>
 
-#define ATTN_WM 64     /* query rows per consumer warpgroup (one m64 MMA block) */
-#define ATTN_STAGES 2  /* K/V ring depth */
+#define ATTN_WM 64    /* query rows per consumer warpgroup (one m64 MMA block) */
+#define ATTN_STAGES 2 /* K/V ring depth */
 #define ATTN_SPLITS_MAX 64
 
 typedef enum attn_dtype { ATTN_BF16 = 0, ATTN_F16 = 1 } attn_dtype;
@@ -40,7 +40,7 @@ typedef struct attn_args {
   attn_dtype dtype;
   int batch, heads_q, heads_kv, seq_q, seq_k, head_dim; /* head_dim: 64, 128 or 256 */
   int causal;
-  float scale;          /* 0: 1 / sqrt(head_dim) */
+  float scale;           /* 0: 1 / sqrt(head_dim) */
   const void *q, *k, *v; /* device, 128-byte aligned */
   void *o;               /* device [batch][heads_q][seq_q][head_dim], the input type */
   float *lse;            /* device [batch][heads_q][seq_q], or NULL */
@@ -57,9 +57,9 @@ int attn_pick_splits(const attn_args *a, int sms);
 /* ---- what the kernels see ---------------------------------------------------------------------------------- */
 
 typedef struct attn_params {
-  kbd_tensor_map q, k, v; /* 3D {head_dim, rows, batch * heads_kv}, boxes of one tile */
-  void *o;                /* splits == 1: packed [batch * heads_kv][group * seq_q][head_dim], input type */
-  float *lse;             /* splits == 1: packed [batch * heads_kv][group * seq_q], or NULL */
+  kbd_tensor_map q, k, v;   /* 3D {head_dim, rows, batch * heads_kv}, boxes of one tile */
+  void *o;                  /* splits == 1: packed [batch * heads_kv][group * seq_q][head_dim], input type */
+  float *lse;               /* splits == 1: packed [batch * heads_kv][group * seq_q], or NULL */
   float *o_part, *lse_part; /* splits > 1: [split][batch * heads_kv * group * seq_q][head_dim] and [..][rows] */
   int seq_q, seq_k, group;  /* group = heads_q / heads_kv */
   int causal, splits;
@@ -110,7 +110,7 @@ ATTN_TILES(f16, 256)
     l->q = kbd_smem_plan_stile(&p, "Q tiles", attn_q_bf16_##D, ATTN_CONSUMERS(D));                                     \
     l->k = kbd_smem_plan_stile(&p, "K ring", attn_k_bf16_##D, ATTN_STAGES);                                            \
     l->v = kbd_smem_plan_stile(&p, "V ring", attn_v_bf16_##D, ATTN_STAGES);                                            \
-    l->pt = kbd_smem_plan_stile(&p, "P tiles", attn_p_bf16_##D, 2 * ATTN_CONSUMERS(D));                                    \
+    l->pt = kbd_smem_plan_stile(&p, "P tiles", attn_p_bf16_##D, 2 * ATTN_CONSUMERS(D));                                \
     l->qfull = kbd_smem_plan_mbarriers(&p, "Q full", 1);                                                               \
     l->kfull = kbd_smem_plan_mbarriers(&p, "K full", ATTN_STAGES);                                                     \
     l->kempty = kbd_smem_plan_mbarriers(&p, "K empty", ATTN_STAGES);                                                   \

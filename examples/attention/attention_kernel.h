@@ -6,6 +6,7 @@
  */
 #define ATTN_NC ATTN_CONSUMERS(ATTN_D)
 #define ATTN_KB ATTN_BN(ATTN_D)
+#define ATTN_OC 32 /* output columns per epilogue / rescale chunk */
 
 KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
   KBD_WARP_RANGE(producer, 0, 4);
@@ -29,7 +30,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     KBD_ELECT_ONE {
       kbd_mbarrier_init(qfull, 1);
       for (int s = 0; s < ATTN_STAGES; ++s) {
-        kbd_mbarrier_init(&kfull[s], 1);        /* the producer's arrive.expect_tx */
+        kbd_mbarrier_init(&kfull[s], 1); /* the producer's arrive.expect_tx */
         kbd_mbarrier_init(&vfull[s], 1);
         kbd_mbarrier_init(&kempty[s], ATTN_NC); /* one release per consumer warpgroup */
         kbd_mbarrier_init(&vempty[s], ATTN_NC);
@@ -45,15 +46,14 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
   }
   kbd_sync(); /* barriers initialised, Tensor Memory address written */
 
-  /* This block: packed query rows r0.. of (batch, kv head) bh, key blocks [kb0, kb1) of split kbd_block_z() */
-  const int rows = p.group * p.seq_q, bh = (int)kbd_block_y();
-  const int r0 = (int)kbd_block_x() * ATTN_BM(ATTN_D);
-  const int nrows = rows - r0 < ATTN_BM(ATTN_D) ? rows - r0 : ATTN_BM(ATTN_D);
-  int kb0, kb1;
-  attn_key_blocks(r0, nrows, p.seq_q, p.seq_k, p.causal, ATTN_KB, (int)kbd_block_z(), p.splits, &kb0, &kb1);
-
   if (kbd_scope_contains(producer)) {
-    if (ATTN_NC == 2) kbd_setmaxnreg_dec(24); /* 24 x 128 + 240 x 256 = 168 x 384, the launch budget */
+    if (ATTN_NC == 2) kbd_setmaxnreg_dec(40); /* 40 x 128 + 232 x 256 = 168 x 384, the launch budget */
+    /* this block: packed query rows r0.. of (batch, kv head) bh, key blocks [kb0, kb1) of split kbd_block_z()
+     * (computed after setmaxnreg in each branch: a value live across the register reallocation is spilled) */
+    const int rows = p.group * p.seq_q, bh = (int)kbd_block_y(), r0 = (int)kbd_block_x() * ATTN_BM(ATTN_D);
+    int kb0, kb1;
+    attn_key_blocks(r0, rows - r0 < ATTN_BM(ATTN_D) ? rows - r0 : ATTN_BM(ATTN_D), p.seq_q, p.seq_k, p.causal, ATTN_KB,
+                    (int)kbd_block_z(), p.splits, &kb0, &kb1);
     if (kbd_warp_id() == 0) {
       KBD_ELECT_ONE {
         ATTN_Q q0 = KBD_SMEM_PLAN_STILE(ATTN_Q, smem, l.q, 0);
@@ -81,7 +81,13 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       }
     }
   } else {
-    if (ATTN_NC == 2) kbd_setmaxnreg_inc(240);
+    if (ATTN_NC == 2) kbd_setmaxnreg_inc(232);
+    /* this block: packed query rows r0.. of (batch, kv head) bh, key blocks [kb0, kb1) of split kbd_block_z()
+     * (computed after setmaxnreg in each branch: a value live across the register reallocation is spilled) */
+    const int rows = p.group * p.seq_q, bh = (int)kbd_block_y(), r0 = (int)kbd_block_x() * ATTN_BM(ATTN_D);
+    int kb0, kb1;
+    attn_key_blocks(r0, rows - r0 < ATTN_BM(ATTN_D) ? rows - r0 : ATTN_BM(ATTN_D), p.seq_q, p.seq_k, p.causal, ATTN_KB,
+                    (int)kbd_block_z(), p.splits, &kb0, &kb1);
     const int g = kbd_warpgroup_id() - 1;
     const kbd_scope me = g == 0 ? consumer0 : consumer1;
     const int mr0 = r0 + g * ATTN_WM; /* this warpgroup's first packed row */
@@ -92,10 +98,8 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     kbd_acc_bind(sacc, tmem, g * (ATTN_KB + ATTN_D), &sdone[g]);
     kbd_acc_bind(oacc, tmem, g * (ATTN_KB + ATTN_D) + ATTN_KB, &odone[g]);
     KBD_ACC_TILE(f32, ATTN_WM, ATTN_KB) sc; /* scores, then probabilities */
-    KBD_ACC_TILE(f32, ATTN_WM, ATTN_D) o;
     KBD_SOFTMAX_STATE(sc) st;
     kbd_softmax_init(st);
-    kbd_zero(o);
 
     kbd_mbarrier_wait(qfull, 0);
     for (int kb = kb0; kb < kb1; ++kb) {
@@ -126,9 +130,15 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       kbd_softmax_update(sc, st, sc, p.scale);
       if (it > 0) {
         kbd_mma_wait(oacc);
-        kbd_acc_load(o, oacc, 0);
-        kbd_softmax_rescale(o, st);
-        kbd_acc_store(oacc, o, 0);
+        /* in chunks of columns: on sm_90a the chunk is registers of the accumulator itself (constant indices,
+         * hence the unrolled loop), on sm_100a a tcgen05.ld / st round trip of ATTN_OC columns */
+        KBD_UNROLL
+        for (int c = 0; c < ATTN_D; c += ATTN_OC) {
+          KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
+          kbd_acc_load(o, oacc, c);
+          kbd_softmax_rescale(o, st);
+          kbd_acc_store(oacc, o, c);
+        }
       }
       KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_KB) pr;
       kbd_convert(pr, sc);
@@ -141,25 +151,31 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       kbd_mma(oacc, pt, v, it > 0);
       kbd_mma_release(oacc, &vempty[s]);
     }
-    if (kb1 > kb0) {
-      kbd_mma_wait(oacc);
-      kbd_acc_load(o, oacc, 0);
-    }
+    if (kb1 > kb0) kbd_mma_wait(oacc);
 
-    /* O / sum and the log-sum-exp; rows past the end of the packed rows are not stored */
-    KBD_ROWVEC(f32, sc) lse;
-    kbd_softmax_finish(o, lse, st, p.scale);
+    /* O / sum and the log-sum-exp, chunk by chunk; rows past the end of the packed rows are not stored. A row
+     * that saw no key (or a split with no key block) has sum 0: O = 0, lse = -inf. */
     const long long head0 = (long long)bh * rows; /* first packed row of this (batch, kv head) */
-    if (p.splits == 1) {
-      KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_D) ob;
-      kbd_convert(ob, o);
-      kbd_store2d(ob, (ATTN_T *)p.o + head0 * ATTN_D, rows, ATTN_D, ATTN_D, mr0, 0);
-      if (p.lse) kbd_vec_store_n(p.lse + head0 + mr0, lse, rows - mr0);
-    } else {
-      const long long part = (long long)kbd_block_z() * kbd_grid_y() * rows + head0;
-      kbd_store2d(o, p.o_part + part * ATTN_D, rows, ATTN_D, ATTN_D, mr0, 0);
-      kbd_vec_store_n(p.lse_part + part + mr0, lse, rows - mr0);
+    const long long part = (long long)kbd_block_z() * kbd_grid_y() * rows + head0; /* splits > 1 */
+    KBD_ROWVEC(f32, sc) lse;
+    KBD_UNROLL
+    for (int c = 0; c < ATTN_D; c += ATTN_OC) {
+      KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
+      if (kb1 > kb0)
+        kbd_acc_load(o, oacc, c);
+      else
+        kbd_zero(o);
+      kbd_softmax_finish(o, lse, st, p.scale);
+      if (p.splits == 1) {
+        KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_OC) ob;
+        kbd_convert(ob, o);
+        kbd_store2d(ob, (ATTN_T *)p.o + head0 * ATTN_D, rows, ATTN_D, ATTN_D, mr0, c);
+      } else {
+        kbd_store2d(o, p.o_part + part * ATTN_D, rows, ATTN_D, ATTN_D, mr0, c);
+      }
     }
+    if (p.splits == 1 && p.lse) kbd_vec_store_n(p.lse + head0 + mr0, lse, rows - mr0);
+    if (p.splits > 1) kbd_vec_store_n(p.lse_part + part + mr0, lse, rows - mr0);
   }
   kbd_sync(); /* every Tensor Memory read is done before the columns are freed */
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, ATTN_TMEM_COLS);
@@ -167,3 +183,4 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
 
 #undef ATTN_NC
 #undef ATTN_KB
+#undef ATTN_OC

@@ -38,9 +38,11 @@ static kbd_status attn_check(const attn_args *a) {
   if (a->seq_q < 1 || a->seq_k < 1)
     return attn_bad("attn_run: seq_q = %d, seq_k = %d: both must be >= 1", a->seq_q, a->seq_k);
   if ((long long)a->heads_q * a->seq_q > (1ll << 30) || a->seq_k > (1 << 30))
-    return attn_bad("attn_run: heads_q x seq_q = %lld or seq_k = %d is past 2^30", (long long)a->heads_q * a->seq_q, a->seq_k);
+    return attn_bad("attn_run: heads_q x seq_q = %lld or seq_k = %d is past 2^30", (long long)a->heads_q * a->seq_q,
+                    a->seq_k);
   if ((long long)a->batch * a->heads_kv > 65535)
-    return attn_bad("attn_run: batch x heads_kv = %lld: at most 65535 (the grid's y dimension)", (long long)a->batch * a->heads_kv);
+    return attn_bad("attn_run: batch x heads_kv = %lld: at most 65535 (the grid's y dimension)",
+                    (long long)a->batch * a->heads_kv);
   const void *need[4] = {a->q, a->k, a->v, a->o};
   const char *need_names[4] = {"q", "k", "v", "o"};
   for (int i = 0; i < 4; ++i)
@@ -50,7 +52,8 @@ static kbd_status attn_check(const attn_args *a) {
   if (a->splits < 1 || a->splits > ATTN_SPLITS_MAX)
     return attn_bad("attn_run: splits = %d: must be in 1..%d", a->splits, ATTN_SPLITS_MAX);
   if (a->splits > 1 && !a->workspace)
-    return attn_bad("attn_run: splits = %d needs a workspace of attn_workspace_bytes() = %zu bytes", a->splits, attn_workspace_bytes(a));
+    return attn_bad("attn_run: splits = %d needs a workspace of attn_workspace_bytes() = %zu bytes", a->splits,
+                    attn_workspace_bytes(a));
   const void *ptrs[5] = {a->q, a->k, a->v, a->o, a->workspace};
   const char *names[5] = {"q", "k", "v", "o", "workspace"};
   for (int i = 0; i < 5; ++i)
@@ -73,7 +76,8 @@ int attn_pick_splits(const attn_args *a, int sms) {
   const long long blocks = (rows + bm - 1) / bm * a->batch * a->heads_kv;
   const int kblocks = (a->seq_k + bn - 1) / bn;
   int s = 1;
-  while (s < ATTN_SPLITS_MAX && blocks * s < sms && kblocks / (2 * s) >= 2) s *= 2;
+  while (s < ATTN_SPLITS_MAX && blocks * s < sms && kblocks / (2 * s) >= 2)
+    s *= 2;
   return s;
 }
 
@@ -92,7 +96,8 @@ static kbd_status attn_map(kbd_tensor_map *m, const void *ptr, int dtype, int d,
   t.box_dims[0] = 64; /* 128 bytes: one 128B-swizzle span; a tile is head_dim / 64 boxes side by side */
   t.box_dims[1] = box_rows;
   t.box_dims[2] = 1;
-  for (int i = 0; i < 3; ++i) t.element_strides[i] = 1;
+  for (int i = 0; i < 3; ++i)
+    t.element_strides[i] = 1;
   t.interleave = KBD_TMAP_INTERLEAVE_NONE;
   t.swizzle = KBD_TMAP_SWIZZLE_128B;
   t.l2_promotion = KBD_TMAP_L2_256B;

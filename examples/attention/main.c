@@ -23,7 +23,9 @@ static float attn_value(unsigned long long i, unsigned salt) {
   return (h & 0xF0000ull) == 0 ? 3.0f * u : u;
 }
 
-static float round_to(float x, int f16) { return f16 ? kbd_f16_to_f32(kbd_f32_to_f16(x)) : kbd_bf16_to_f32(kbd_f32_to_bf16(x)); }
+static float round_to(float x, int f16) {
+  return f16 ? kbd_f16_to_f32(kbd_f32_to_f16(x)) : kbd_bf16_to_f32(kbd_f32_to_bf16(x));
+}
 
 int main(int argc, char **argv) {
   attn_args a;
@@ -130,24 +132,26 @@ int main(int argc, char **argv) {
         for (int j = 0; j < a.seq_k; ++j) {
           const int visible = !a.causal || j <= i + a.seq_k - a.seq_q;
           double s = 0.0;
-          for (int c = 0; c < d; ++c) s += (double)q[c] * fk[(kv0 + j) * d + c];
+          for (int c = 0; c < d; ++c)
+            s += (double)q[c] * fk[(kv0 + j) * d + c];
           srow[j] = visible ? scale * s : -INFINITY;
           if (srow[j] > m) m = srow[j];
         }
         if (m == -INFINITY) ++masked_rows;
-        for (int j = 0; j < a.seq_k; ++j) sum += m == -INFINITY ? 0.0 : exp(srow[j] - m);
+        for (int j = 0; j < a.seq_k; ++j)
+          sum += m == -INFINITY ? 0.0 : exp(srow[j] - m);
         for (int c = 0; c < d; ++c) {
           double o = 0.0;
           if (sum > 0.0)
-            for (int j = 0; j < a.seq_k; ++j) o += exp(srow[j] - m) * fv[(kv0 + j) * d + c];
+            for (int j = 0; j < a.seq_k; ++j)
+              o += exp(srow[j] - m) * fv[(kv0 + j) * d + c];
           const double want = sum > 0.0 ? o / sum : 0.0;
           const kbd_bf16 gb = {ho[row * d + c]};
           const kbd_f16 gf = {ho[row * d + c]};
           const double got = f16 ? kbd_f16_to_f32(gf) : kbd_bf16_to_f32(gb);
           const double err = fabs(got - want);
           if (!(err <= tol)) {
-            if (badn < 5)
-              fprintf(stderr, "O[b%d h%d q%d][%d] = %.6g, want %.6g\n", b, h, i, c, got, want);
+            if (badn < 5) fprintf(stderr, "O[b%d h%d q%d][%d] = %.6g, want %.6g\n", b, h, i, c, got, want);
             ++badn;
           } else if (err > worst) {
             worst = err;
@@ -155,8 +159,8 @@ int main(int argc, char **argv) {
         }
         const double want_lse = sum > 0.0 ? m + log(sum) : -INFINITY;
         const double got_lse = lse[row];
-        const int lse_ok = want_lse == -INFINITY ? got_lse == -INFINITY
-                                                 : fabs(got_lse - want_lse) <= 1e-4 + 1e-5 * fabs(want_lse);
+        const int lse_ok =
+            want_lse == -INFINITY ? got_lse == -INFINITY : fabs(got_lse - want_lse) <= 1e-4 + 1e-5 * fabs(want_lse);
         if (!lse_ok) {
           if (badn < 5) fprintf(stderr, "lse[b%d h%d q%d] = %.9g, want %.9g\n", b, h, i, got_lse, want_lse);
           ++badn;
