@@ -222,9 +222,18 @@ KBD_DEV uint32_t kbd__tmem_base(const kbd_tmem *tm, uint32_t col, KBD_SITE_PARAM
 
 #if KBD_MMA_ARCH == 90
 /* ---- sm_90a: wgmma -------------------------------------------------------------------------------------- */
+/* The wgmma of one type family (f32 D), chosen where the tile types are constants: cicc then inlines only that
+ * family's asm at each K-step (ptx/mma.h). */
+typedef void (*kbd__wgmma_fn)(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
+                              KBD_SITE_PARAMS);
+#define KBD__WGMMA_FN(ta)                                                                                              \
+  ((ta) == KBD_MMA_BF16   ? kbd_hw_wgmma_bf16                                                                          \
+   : (ta) == KBD_MMA_F16  ? kbd_hw_wgmma_f16                                                                           \
+   : (ta) == KBD_MMA_TF32 ? kbd_hw_wgmma_tf32                                                                          \
+                          : kbd_hw_wgmma_fp8)
 KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc,
                               kbd_smem_shape as, uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate,
-                              KBD_SITE_PARAMS) {
+                              kbd__wgmma_fn wgmma, KBD_SITE_PARAMS) {
   const int ksteps = kbd_mma_ksteps(&as);
   /* wgmma.fence orders the warpgroup's earlier register accesses to the accumulator (a kbd_acc_load, an
    * epilogue) before the MMAs that overwrite it (ptx-reference 4.2) */
@@ -234,8 +243,8 @@ KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int
     const uint64_t bdesc = kbd_wgmma_smem_desc(&bs, baddr, 0, j);
     KBD_UNROLL
     for (int m = 0; m < mblocks; ++m)
-      kbd_hw_wgmma((char *)d + (size_t)m * (size_t)block_bytes, ld, kind, idesc,
-                   kbd_wgmma_smem_desc(&as, aaddr, 64 * m, j), bdesc, accumulate || j > 0, KBD_SITE_ARGS);
+      wgmma((char *)d + (size_t)m * (size_t)block_bytes, ld, kind, idesc, kbd_wgmma_smem_desc(&as, aaddr, 64 * m, j),
+            bdesc, accumulate || j > 0, KBD_SITE_ARGS);
   }
   kbd_hw_wgmma_commit(KBD_SITE_ARGS);
 }
@@ -246,7 +255,7 @@ KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int
       (int)(KBD_COLS(acc) / 2 * sizeof((acc).reg.v[0][0])), kbd_mma_kind_of(ta, tb),                                   \
       kbd_umma_instr_desc(ta, tb, KBD_MMA_F32, 64, KBD_COLS(acc), KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),         \
       KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b), kbd_hw_smem_addr((b).p, KBD_SITE),    \
-      (accumulate), KBD_SITE)
+      (accumulate), KBD__WGMMA_FN(ta), KBD_SITE)
 
 /* wait for all but the newest group; the group before it read the stage `pend` names */
 KBD_DEV uint64_t *kbd__wgmma_release(uint64_t *pend, uint64_t *next, int keep, KBD_SITE_PARAMS) {
@@ -374,6 +383,9 @@ KBD_DEV void kbd__acc_copy(float *view, int vnpt, float *accv, int anpt, int mbl
       }
     }
   }
+  /* a store's register writes must stay before the next wgmma.fence: without this second fence the compiler
+   * may sink the moves into the wgmma region, and ptxas then serializes every wgmma of the kernel (C7514) */
+  if (to_acc) kbd_hw_wgmma_acc_touch(accv, anpt, anpt, KBD_SITE_ARGS);
 }
 #define kbd__acc_xfer(acc, view, col0, to_acc)                                                                         \
   kbd__acc_copy(&(view).v[0][0], KBD__VIEW_NPT(view), &(acc).reg.v[0][0], KBD__ACC_NPT(acc), KBD_ROWS(acc) / 64,       \

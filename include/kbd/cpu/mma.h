@@ -560,6 +560,25 @@ static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint6
   kbd_cpu_tick(w); /* later writes of this warp get a new stamp, so a rewrite of the operands shows */
 }
 
+/* The family entry points kbd_mma calls on sm_90a (ptx/mma.h: each holds only its family's asm, which keeps
+ * cicc's time per call site down). The machine decodes the family from idesc like any wgmma. */
+static inline void kbd_hw_wgmma_bf16(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
+                                     int accumulate, KBD_SITE_PARAMS) {
+  kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
+}
+static inline void kbd_hw_wgmma_f16(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
+                                    int accumulate, KBD_SITE_PARAMS) {
+  kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
+}
+static inline void kbd_hw_wgmma_tf32(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
+                                     int accumulate, KBD_SITE_PARAMS) {
+  kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
+}
+static inline void kbd_hw_wgmma_fp8(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
+                                    int accumulate, KBD_SITE_PARAMS) {
+  kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
+}
+
 /* wgmma.commit_group: the warp's uncommitted wgmmas become one group (possibly empty). */
 static inline void kbd_hw_wgmma_commit(KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
@@ -943,10 +962,12 @@ static inline void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, in
                       "tcgen05.ld reads Tensor Memory lane %zu, column %zu, which nothing wrote in this CTA",
                       x / KBD_TMEM_COLS, x % KBD_TMEM_COLS);
       if (KBD_UNLIKELY(cta->L->race_check && (who != me || mma))) {
-        char them[48];
+        char them[48]; /* named only when a fault is reported: this loop runs for every element read */
         const int local = (int)who >= rb && (int)who < rb + KBD_CPU_MAX_WARPS;
-        kbd_cpu_who(cta->G, (int)who, them, sizeof them);
-        if (who != me && c > w->clk[who])
+        const int unacquired = who != me && c > w->clk[who];
+        const int unfenced = local && (who != me ? snap[who - (uint32_t)rb] < c : snap[who - (uint32_t)rb] <= c);
+        if (KBD_UNLIKELY(unacquired || unfenced)) kbd_cpu_who(cta->G, (int)who, them, sizeof them);
+        if (unacquired)
           kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                         "tcgen05.ld of Tensor Memory lane %zu, column %zu, which %s %s: this warp has not waited for "
                         "%s (an mbarrier wait, then tcgen05.fence::after_thread_sync)",
@@ -954,7 +975,7 @@ static inline void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, in
                         mma ? "the phase that commit arrives on" : "that write");
         /* acquired, but the fence::after_thread_sync that orders the ld after the wait is missing; for the
          * committing warp itself: no fence since its commit */
-        if (local && (who != me ? snap[who - (uint32_t)rb] < c : snap[who - (uint32_t)rb] <= c))
+        if (unfenced)
           kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                         "tcgen05.ld of Tensor Memory lane %zu, column %zu, which %s %s, without "
                         "tcgen05.fence::after_thread_sync after the wait that acquired it (ptx-reference 5.8)",

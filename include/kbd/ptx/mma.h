@@ -207,6 +207,28 @@ KBD_DEV void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
   }
 #endif /* KBD_SM90A */
 
+#if KBD_SM90A
+/* The variant selector of an idesc (see the lists above). */
+KBD_DEV uint32_t kbd__wg_sel(int kind, uint32_t idesc) {
+  const int a = kbd_umma_idesc_type(kind, kbd_umma_idesc_a_code(idesc));
+  const int b = kbd_umma_idesc_type(kind, kbd_umma_idesc_b_code(idesc));
+  const uint32_t neg = kbd_umma_idesc_negate_a(idesc) | kbd_umma_idesc_negate_b(idesc) << 1;
+  return kind == KBD_MMA_KIND_F16
+             ? neg | (uint32_t)kbd_umma_idesc_a_major(idesc) << 2 | (uint32_t)kbd_umma_idesc_b_major(idesc) << 3
+         : kind == KBD_MMA_KIND_F8F6F4 ? neg | (uint32_t)(a == KBD_MMA_E5M2) << 2 | (uint32_t)(b == KBD_MMA_E5M2) << 3
+         : kind == KBD_MMA_KIND_I8     ? (uint32_t)(a == KBD_MMA_U8) << 2 | (uint32_t)(b == KBD_MMA_U8) << 3
+                                       : neg;
+}
+/* One family's body: the switch over N of its asm statements (the operands the asm names are declared here). */
+#define KBD__WG_BODY(NS, CASE, V, k)                                                                                   \
+  float *const df = (float *)d;                                                                                        \
+  uint32_t *const du = (uint32_t *)d;                                                                                  \
+  const uint32_t scd = (uint32_t)accumulate, sel = kbd__wg_sel(kind, idesc);                                           \
+  const int n = kbd_umma_idesc_n(idesc);                                                                               \
+  (void)df, (void)du;                                                                                                  \
+  KBD__WG_SWITCH(NS, CASE, V, k)
+#endif
+
 /* wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype {d}, a-desc, b-desc, scale-d[, imm-scale-a,
  * imm-scale-b[, imm-trans-a, imm-trans-b]];     PTX ISA 8.0, sm_90a (s8/u8 mixed: PTX ISA 8.4).
  * Warpgroup-collective. d: the thread's N/2 f32 or s32 accumulator elements in WGMMA_ACC order (§4.3), or
@@ -225,16 +247,8 @@ KBD_DEV void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint64_t ad
   const uint32_t scd = (uint32_t)accumulate; /* the asm tests it against 0 */
   const int n = kbd_umma_idesc_n(idesc);
   const int a = kbd_umma_idesc_type(kind, kbd_umma_idesc_a_code(idesc));
-  const int b = kbd_umma_idesc_type(kind, kbd_umma_idesc_b_code(idesc));
   const int f16d = kbd_umma_idesc_dtype(idesc) == KBD_MMA_F16;
-  /* the variant selector (see the lists above) */
-  const uint32_t neg = kbd_umma_idesc_negate_a(idesc) | kbd_umma_idesc_negate_b(idesc) << 1;
-  const uint32_t sel =
-      kind == KBD_MMA_KIND_F16
-          ? neg | (uint32_t)kbd_umma_idesc_a_major(idesc) << 2 | (uint32_t)kbd_umma_idesc_b_major(idesc) << 3
-      : kind == KBD_MMA_KIND_F8F6F4 ? neg | (uint32_t)(a == KBD_MMA_E5M2) << 2 | (uint32_t)(b == KBD_MMA_E5M2) << 3
-      : kind == KBD_MMA_KIND_I8     ? (uint32_t)(a == KBD_MMA_U8) << 2 | (uint32_t)(b == KBD_MMA_U8) << 3
-                                    : neg;
+  const uint32_t sel = kbd__wg_sel(kind, idesc);
   (void)df, (void)du;
   if (kind == KBD_MMA_KIND_F16 && a == KBD_MMA_BF16) {
     KBD__WG_SWITCH(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_BF16, "k16")
@@ -253,6 +267,54 @@ KBD_DEV void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint64_t ad
   } else {
     __trap();
   }
+#else
+  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+
+/* The same instruction for one family with an f32 D, each holding only its own switch over N: kbd_mma picks
+ * the family from the tile types at the call site, so each inlined K-step carries one family's 32 asm
+ * statements instead of all seven families' (cicc time on sm_90a: about half per call site). */
+KBD_DEV void kbd_hw_wgmma_bf16(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
+                               int accumulate, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld;
+#if KBD_SM90A
+  KBD__WG_BODY(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_BF16, "k16")
+#else
+  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+KBD_DEV void kbd_hw_wgmma_f16(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
+                              KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld;
+#if KBD_SM90A
+  KBD__WG_BODY(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_F16, "k16")
+#else
+  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+KBD_DEV void kbd_hw_wgmma_tf32(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
+                               int accumulate, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld;
+#if KBD_SM90A
+  KBD__WG_BODY(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_TF32, "k8")
+#else
+  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+KBD_DEV void kbd_hw_wgmma_fp8(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
+                              KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld;
+#if KBD_SM90A
+  KBD__WG_BODY(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_FP8, "k32")
 #else
   (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
   KBD__PTX_NO_WGMMA();
