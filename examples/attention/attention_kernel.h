@@ -100,6 +100,14 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     KBD_ACC_TILE(f32, ATTN_WM, ATTN_KB) sc; /* scores, then probabilities */
     KBD_SOFTMAX_STATE(sc) st;
     kbd_softmax_init(st);
+    /* O starts at zero, so every block rescales it and accumulates into it: no branch touches the accumulator
+     * (on sm_90a a branch that writes wgmma accumulator registers makes ptxas serialize the wgmmas, C7518) */
+    KBD_UNROLL
+    for (int c = 0; c < ATTN_D; c += ATTN_OC) {
+      KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
+      kbd_zero(o);
+      kbd_acc_store(oacc, o, c);
+    }
 
     kbd_mbarrier_wait(qfull, 0);
     for (int kb = kb0; kb < kb1; ++kb) {
@@ -108,6 +116,10 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, s);
       ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, s);
       ATTN_P pt = KBD_SMEM_PLAN_STILE(ATTN_P, smem, l.pt, 2 * g + (it & 1));
+
+      /* the previous block's O += P V completes first (nothing at the first block): on sm_90a a wgmma group
+       * still in flight when the S wgmmas issue makes ptxas serialize every wgmma of the kernel (C7514) */
+      kbd_mma_wait(oacc);
 
       /* S = Q K^T; the K stage is released as soon as the MMA has read it */
       kbd_mbarrier_wait(&kfull[s], full_parity);
@@ -125,33 +137,33 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       }
 
       /* online softmax: sc becomes P = exp(scale (S - m)); O, which holds the earlier blocks, moves to the new
-       * max, read back after its last MMA completed. The P tile written here was last read by the MMA two
-       * blocks ago: complete, and every warp of the warpgroup has passed a barrier since. */
+       * max. The P tile written here was last read by the MMA two blocks ago: complete, and every warp of the
+       * warpgroup has passed a barrier since. */
       kbd_softmax_update(sc, st, sc, p.scale);
-      if (it > 0) {
-        kbd_mma_wait(oacc);
-        /* in chunks of columns: on sm_90a the chunk is registers of the accumulator itself (constant indices,
-         * hence the unrolled loop), on sm_100a a tcgen05.ld / st round trip of ATTN_OC columns */
-        KBD_UNROLL
-        for (int c = 0; c < ATTN_D; c += ATTN_OC) {
-          KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
-          kbd_acc_load(o, oacc, c);
-          kbd_softmax_rescale(o, st);
-          kbd_acc_store(oacc, o, c);
-        }
+      /* in chunks of columns: on sm_90a the chunk is registers of the accumulator itself (constant indices,
+       * hence the unrolled loop), on sm_100a a tcgen05.ld / st round trip of ATTN_OC columns */
+      KBD_UNROLL
+      for (int c = 0; c < ATTN_D; c += ATTN_OC) {
+        KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
+        kbd_acc_load(o, oacc, c);
+        kbd_softmax_rescale(o, st);
+        kbd_acc_store(oacc, o, c);
       }
       KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_KB) pr;
       kbd_convert(pr, sc);
       kbd_stile_store(pt, pr);
       kbd_fence_proxy_async(); /* generic stores of P -> the MMA's async-proxy reads */
+      /* every warp waits for V before the barrier: on sm_100a only the leader issues the MMA and releases the
+       * stage, so a warp that waited after the barrier could find the producer already two phases further on
+       * this barrier and wait forever for a parity that has come and gone */
+      kbd_mbarrier_wait(&vfull[s], full_parity);
       kbd_scope_sync(me);
 
       /* O += P V */
-      kbd_mbarrier_wait(&vfull[s], full_parity);
-      kbd_mma(oacc, pt, v, it > 0);
+      kbd_mma(oacc, pt, v, 1);
       kbd_mma_release(oacc, &vempty[s]);
     }
-    if (kb1 > kb0) kbd_mma_wait(oacc);
+    kbd_mma_wait(oacc);
 
     /* O / sum and the log-sum-exp, chunk by chunk; rows past the end of the packed rows are not stored. A row
      * that saw no key (or a split with no key block) has sum 0: O = 0, lse = -inf. */
@@ -161,10 +173,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     KBD_UNROLL
     for (int c = 0; c < ATTN_D; c += ATTN_OC) {
       KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
-      if (kb1 > kb0)
-        kbd_acc_load(o, oacc, c);
-      else
-        kbd_zero(o);
+      kbd_acc_load(o, oacc, c);
       kbd_softmax_finish(o, lse, st, p.scale);
       if (p.splits == 1) {
         KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_OC) ob;
