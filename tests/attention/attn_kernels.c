@@ -1,0 +1,3 @@
+/* attn_kernels.c - the example's attention kernels (examples/attention/attention.cu), compiled in CPU mode
+ * into a test (the emulated arch is the test target's KBD_CPU_ARCH). */
+#include "attention.cu"

@@ -1,0 +1,197 @@
+/* attn_test.h - what the attention tests (tests/attention/test_*.c) share: a problem's host inputs (values
+ * exactly representable in the element type) and device copies, output buffers filled with a sentinel, the
+ * conversions, and a double reference of one output row.
+ *
+ * Include after <kbd/tile.h>, cmocka.h and "attention.h". Everything is static: each test is one translation
+ * unit (examples/attention/attention.cu and attention_run.c are compiled beside it, in CPU mode).
+ */
+#ifndef ATTN_TEST_H
+#define ATTN_TEST_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AT_SENTINEL 0xFF /* the byte of an output nobody wrote: 0xFFFF is a NaN in bf16 and f16, so is 0xFFFFFFFF in f32 */
+
+typedef struct at_problem {
+  attn_dtype dtype;
+  int batch, heads_q, heads_kv, seq_q, seq_k, d, causal;
+  float scale; /* 0: 1/sqrt(d), as attn_run */
+  long long nq, nk, nrows;
+  float *q, *k, *v;       /* host [batch][heads][seq][d], values of the element type */
+  void *dq, *dk, *dv;     /* device copies (at_upload) */
+} at_problem;
+
+static inline float at_round(float x, attn_dtype dt) {
+  return dt == ATTN_F16 ? kbd_f16_to_f32(kbd_f32_to_f16(x)) : kbd_bf16_to_f32(kbd_f32_to_bf16(x));
+}
+static inline uint16_t at_bits(float x, attn_dtype dt) {
+  return dt == ATTN_F16 ? kbd_f32_to_f16(x).bits : kbd_f32_to_bf16(x).bits;
+}
+static inline double at_value(uint16_t bits, attn_dtype dt) {
+  kbd_f16 f;
+  kbd_bf16 b;
+  f.bits = bits, b.bits = bits;
+  return dt == ATTN_F16 ? (double)kbd_f16_to_f32(f) : (double)kbd_bf16_to_f32(b);
+}
+/* Distance from x to the next representable value of the element type away from zero (its ulp). */
+static inline double at_ulp(double x, attn_dtype dt) {
+  const int mant = dt == ATTN_F16 ? 10 : 7, emin = dt == ATTN_F16 ? -14 : -126;
+  int e;
+  (void)frexp(fabs(x), &e); /* |x| = f 2^e, f in [0.5, 1) */
+  --e;
+  if (x == 0.0 || e < emin) e = emin;
+  return ldexp(1.0, e - mant);
+}
+
+/* Deterministic pseudo-random in [-1, 1), a multiple of 2^-6 (exact in bf16 and f16). */
+static inline float at_rand(unsigned long long i, unsigned salt) {
+  const unsigned long long h = (i * 2654435761ull + salt * 97531ull + 12345u) * 0x9E3779B97F4A7C15ull;
+  return (float)((int)((h >> 40) & 127u) - 64) / 64.0f;
+}
+
+static inline void at_init(at_problem *p, attn_dtype dt, int batch, int hq, int hkv, int sq, int sk, int d, int causal,
+                    float scale) {
+  memset(p, 0, sizeof *p);
+  p->dtype = dt, p->batch = batch, p->heads_q = hq, p->heads_kv = hkv, p->seq_q = sq, p->seq_k = sk, p->d = d;
+  p->causal = causal, p->scale = scale;
+  p->nrows = (long long)batch * hq * sq;
+  p->nq = p->nrows * d;
+  p->nk = (long long)batch * hkv * sk * d;
+  p->q = (float *)calloc((size_t)p->nq, sizeof(float));
+  p->k = (float *)calloc((size_t)p->nk, sizeof(float));
+  p->v = (float *)calloc((size_t)p->nk, sizeof(float));
+  assert_non_null(p->q), assert_non_null(p->k), assert_non_null(p->v);
+}
+/* Element c of row `row` of q ([batch][heads_q][seq_q] rows) or k / v ([batch][heads_kv][seq_k] rows). */
+#define AT_Q(p, row, c) (p)->q[(long long)(row) * (p)->d + (c)]
+#define AT_K(p, row, c) (p)->k[(long long)(row) * (p)->d + (c)]
+#define AT_V(p, row, c) (p)->v[(long long)(row) * (p)->d + (c)]
+
+static inline void *at_device_copy(const float *x, long long n, attn_dtype dt) {
+  uint16_t *h = (uint16_t *)malloc(2 * (size_t)n);
+  assert_non_null(h);
+  for (long long i = 0; i < n; ++i) {
+    if (at_round(x[i], dt) != x[i]) fail_msg("input %lld = %g is not exact in the element type", i, (double)x[i]);
+    h[i] = at_bits(x[i], dt);
+  }
+  void *dp = NULL;
+  assert_int_equal(kbd_malloc(&dp, 2 * (size_t)n).code, KBD_OK);
+  assert_int_equal(kbd_copy_to_device(dp, h, 2 * (size_t)n).code, KBD_OK);
+  free(h);
+  return dp;
+}
+static inline void at_upload(at_problem *p) {
+  p->dq = at_device_copy(p->q, p->nq, p->dtype);
+  p->dk = at_device_copy(p->k, p->nk, p->dtype);
+  p->dv = at_device_copy(p->v, p->nk, p->dtype);
+}
+static inline void at_free(at_problem *p) {
+  if (p->dq) kbd_free(p->dq);
+  if (p->dk) kbd_free(p->dk);
+  if (p->dv) kbd_free(p->dv);
+  free(p->q), free(p->k), free(p->v);
+  memset(p, 0, sizeof *p);
+}
+
+/* Device output buffers, every byte AT_SENTINEL. */
+typedef struct at_out {
+  void *o;
+  float *lse;
+  uint16_t *ho; /* host copies (at_download) */
+  float *hlse;
+} at_out;
+static inline void at_out_alloc(at_out *r, const at_problem *p) {
+  assert_int_equal(kbd_malloc(&r->o, 2 * (size_t)p->nq).code, KBD_OK);
+  assert_int_equal(kbd_malloc((void **)&r->lse, sizeof(float) * (size_t)p->nrows).code, KBD_OK);
+  assert_int_equal(kbd_memset_device(r->o, AT_SENTINEL, 2 * (size_t)p->nq).code, KBD_OK);
+  assert_int_equal(kbd_memset_device(r->lse, AT_SENTINEL, sizeof(float) * (size_t)p->nrows).code, KBD_OK);
+  r->ho = (uint16_t *)malloc(2 * (size_t)p->nq);
+  r->hlse = (float *)malloc(sizeof(float) * (size_t)p->nrows);
+  assert_non_null(r->ho), assert_non_null(r->hlse);
+}
+static inline void at_download(at_out *r, const at_problem *p) {
+  assert_int_equal(kbd_device_sync().code, KBD_OK);
+  assert_int_equal(kbd_copy_to_host(r->ho, r->o, 2 * (size_t)p->nq).code, KBD_OK);
+  assert_int_equal(kbd_copy_to_host(r->hlse, r->lse, sizeof(float) * (size_t)p->nrows).code, KBD_OK);
+}
+static inline void at_out_free(at_out *r) {
+  kbd_free(r->o), kbd_free(r->lse);
+  free(r->ho), free(r->hlse);
+  memset(r, 0, sizeof *r);
+}
+
+/* Reference of output row `row` ([batch][heads_q][seq_q]) in double: o[0..d), *lse; returns 0 for a row that
+ * sees no key (o = 0, lse = -inf). Causal: query i sees key j <= i + seq_k - seq_q (attention.h). */
+static inline int at_reference(const at_problem *p, long long row, double *o, double *lse) {
+  const int d = p->d, i = (int)(row % p->seq_q), group = p->heads_q / p->heads_kv;
+  const long long bh = row / p->seq_q, b = bh / p->heads_q, h = bh % p->heads_q;
+  const long long kv0 = (b * p->heads_kv + h / group) * p->seq_k;
+  const double scale = p->scale > 0.0f ? (double)p->scale : 1.0 / sqrt((double)d);
+  int last = p->seq_k - 1;
+  if (p->causal && i + p->seq_k - p->seq_q < last) last = i + p->seq_k - p->seq_q;
+  for (int c = 0; c < d; ++c) o[c] = 0.0;
+  *lse = -INFINITY;
+  if (last < 0) return 0;
+  double m = -INFINITY, sum = 0.0;
+  double *s = (double *)malloc(sizeof(double) * (size_t)(last + 1));
+  assert_non_null(s);
+  for (int j = 0; j <= last; ++j) {
+    double acc = 0.0;
+    for (int c = 0; c < d; ++c) acc += (double)AT_Q(p, row, c) * (double)AT_K(p, kv0 + j, c);
+    s[j] = scale * acc;
+    if (s[j] > m) m = s[j];
+  }
+  for (int j = 0; j <= last; ++j) {
+    const double e = exp(s[j] - m);
+    sum += e;
+    for (int c = 0; c < d; ++c) o[c] += e * (double)AT_V(p, kv0 + j, c);
+  }
+  for (int c = 0; c < d; ++c) o[c] /= sum;
+  *lse = m + log(sum);
+  free(s);
+  return 1;
+}
+
+/* Tolerance of an output element against the double reference (the bound of examples/attention/main.c,
+ * derived again here): S = Q K^T is exact products summed in f32; P is rounded to the element type for the
+ * P V MMA (relative error <= u, u = 2^-8 bf16, 2^-11 f16) while the row sum uses unrounded P, so O is off by
+ * <= u max|v|; the output rounding adds <= u |O| <= u max|v|; f32 sums are far below. 4 u max|v| leaves a
+ * factor 2 of slack. */
+static inline double at_tolerance(attn_dtype dt, double vmax) { return 4.0 * (dt == ATTN_F16 ? 1.0 / 2048 : 1.0 / 256) * vmax; }
+
+/* Compares every output row with the reference: returns the number of rows with an element (or the lse) out of
+ * tolerance; *worst the largest error seen. */
+static inline long long at_check(const at_problem *p, const at_out *r, double tol, double *worst, int verbose) {
+  double *o = (double *)malloc(sizeof(double) * (size_t)p->d);
+  assert_non_null(o);
+  long long bad_rows = 0;
+  *worst = 0.0;
+  for (long long row = 0; row < p->nrows; ++row) {
+    double lse;
+    at_reference(p, row, o, &lse);
+    int bad = 0;
+    for (int c = 0; c < p->d; ++c) {
+      const double got = at_value(r->ho[row * p->d + c], p->dtype), err = fabs(got - o[c]);
+      if (!(err <= tol)) {
+        if (verbose && bad_rows < 3 && !bad) printf("  O[row %lld][%d] = %.6g, want %.6g\n", row, c, got, o[c]);
+        bad = 1;
+      }
+      if (err > *worst || err != err) *worst = err;
+    }
+    const double gl = (double)r->hlse[row];
+    const int lse_ok = lse == -INFINITY ? gl == -INFINITY : fabs(gl - lse) <= 1e-4 + 1e-5 * fabs(lse);
+    if (!lse_ok) {
+      if (verbose && bad_rows < 3) printf("  lse[row %lld] = %.9g, want %.9g\n", row, gl, lse);
+      bad = 1;
+    }
+    bad_rows += bad;
+  }
+  free(o);
+  return bad_rows;
+}
+
+#endif /* ATTN_TEST_H */

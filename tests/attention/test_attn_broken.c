@@ -1,0 +1,284 @@
+/* test_attn_broken.c - broken variants of the attention kernel must fail clearly on the CPU machine.
+ *
+ * The UNMODIFIED kernel text (examples/attention/attention_kernel.h) is compiled here again, bf16 and head_dim
+ * 64, under test-only kernel names, once as is (the control) and once per injected bug. A bug is a macro
+ * override defined just before the text is included and dropped right after (#pragma push_macro/pop_macro),
+ * so nothing else in the program sees it:
+ *   at_no_rescale     kbd_softmax_rescale is a no-op: O keeps the earlier key blocks at their old max
+ *   at_kfull_early    the consumer's kbd_mbarrier_wait on kfull[s] is skipped (every other wait stays): the
+ *                     S = Q K^T MMA reads a K stage the TMA may not have delivered
+ *   at_no_expect_tx   the producer arrives on kfull[s] without expect_tx: the phase completes on the arrival
+ *                     alone, before the K bytes land
+ * The host side here builds attn_params itself (tensor maps through kbd/tensormap.h) and launches these kernels;
+ * attn_run (examples/attention/attention_run.c) is not used.
+ * Built twice: KBD_CPU_ARCH=90 (wgmma emulation) and 100 (tcgen05 + Tensor Memory).
+ */
+#include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attention.h"
+#include "attn_test.h"
+#include "machine_test.h"
+
+/* ---- the kernels --------------------------------------------------------------------------------------------- */
+
+/* Is b one of the K ring's full barriers? (the overrides below pass the kernel's own `kfull`) */
+static int at_is_kfull(const kbd_mbarrier *b, const kbd_mbarrier *kfull) {
+  for (int s = 0; s < ATTN_STAGES; ++s)
+    if (b == &kfull[s]) return 1;
+  return 0;
+}
+
+#define ATTN_DT bf16
+#define ATTN_T kbd_bf16
+#define ATTN_D 64
+#define ATTN_Q attn_q_bf16_64
+#define ATTN_K attn_k_bf16_64
+#define ATTN_V attn_v_bf16_64
+#define ATTN_P attn_p_bf16_64
+#define ATTN_LAYOUT attn_layout_64
+
+#define ATTN_KERNEL at_control
+#include "attention_kernel.h"
+#undef ATTN_KERNEL
+
+#pragma push_macro("kbd_softmax_rescale")
+#undef kbd_softmax_rescale
+#define kbd_softmax_rescale(o, st) ((void)0)
+#define ATTN_KERNEL at_no_rescale
+#include "attention_kernel.h"
+#undef ATTN_KERNEL
+#pragma pop_macro("kbd_softmax_rescale")
+
+#pragma push_macro("kbd_mbarrier_wait")
+#undef kbd_mbarrier_wait
+#define kbd_mbarrier_wait(bar, parity)                                                                                 \
+  (at_is_kfull((bar), kfull) ? (void)0 : kbd_hw_mbar_wait((bar), (uint32_t)(parity), KBD_SITE))
+#define ATTN_KERNEL at_kfull_early
+#include "attention_kernel.h"
+#undef ATTN_KERNEL
+#pragma pop_macro("kbd_mbarrier_wait")
+
+#pragma push_macro("kbd_mbarrier_arrive_expect_tx")
+#undef kbd_mbarrier_arrive_expect_tx
+#define kbd_mbarrier_arrive_expect_tx(bar, bytes)                                                                      \
+  (at_is_kfull((bar), kfull) ? kbd_hw_mbar_arrive((bar), 1u, KBD_SITE)                                                 \
+                             : kbd_hw_mbar_arrive_expect_tx((bar), (uint32_t)(bytes), KBD_SITE))
+#define ATTN_KERNEL at_no_expect_tx
+#include "attention_kernel.h"
+#undef ATTN_KERNEL
+#pragma pop_macro("kbd_mbarrier_arrive_expect_tx")
+
+/* ---- the host side ------------------------------------------------------------------------------------------- */
+
+typedef kbd_status (*at_kernel)(kbd_launch_cfg, attn_params);
+
+/* [heads][rows][64] bf16 as a 3D map, boxes of 64 columns (128 bytes: the 128B swizzle span) x box_rows. */
+static kbd_status at_map(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, unsigned box_rows) {
+  kbd_tensor_map_desc t =
+      kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, ptr, (uint64_t)rows, 64, 128, box_rows, 64, KBD_TMAP_SWIZZLE_128B);
+  t.rank = 3;
+  t.global_dims[2] = (uint64_t)heads;
+  t.global_strides[1] = (uint64_t)rows * 128u;
+  t.box_dims[2] = 1;
+  t.element_strides[2] = 1;
+  return kbd_tensor_map_encode(m, &t);
+}
+
+/* Runs kernel on problem p (bf16, head_dim 64, no split) into r. */
+static kbd_status at_launch(at_kernel kernel, const at_problem *p, const at_out *r) {
+  assert_int_equal(p->d, 64);
+  assert_int_equal(p->dtype, ATTN_BF16);
+  const int group = p->heads_q / p->heads_kv;
+  const long long heads = (long long)p->batch * p->heads_kv, rows = (long long)group * p->seq_q;
+  attn_params a;
+  memset(&a, 0, sizeof a);
+  MT_ASSERT_OK(at_map(&a.q, p->dq, rows, heads, ATTN_WM));
+  MT_ASSERT_OK(at_map(&a.k, p->dk, p->seq_k, heads, ATTN_BN(64)));
+  MT_ASSERT_OK(at_map(&a.v, p->dv, p->seq_k, heads, ATTN_BN(64)));
+  a.o = r->o, a.lse = r->lse;
+  a.seq_q = p->seq_q, a.seq_k = p->seq_k, a.group = group, a.causal = p->causal, a.splits = 1;
+  a.scale = p->scale > 0.0f ? p->scale : 0.125f;
+  attn_smem l;
+  const kbd_smem_plan plan = attn_layout_64(&l);
+  MT_ASSERT_OK(kbd_smem_plan_status(&plan));
+  const unsigned qblocks = (unsigned)((rows + ATTN_BM(64) - 1) / ATTN_BM(64));
+  return kernel(kbd_cfg(kbd_dim(qblocks, (unsigned)heads, 1), plan.bytes, NULL), a);
+}
+
+/* The kernel text's line that holds `needle` (the line the CPU machine must report), or fails. */
+static int at_kernel_line(const char *needle) {
+  FILE *f = fopen(AT_KERNEL_TEXT, "r");
+  if (!f) fail_msg("cannot open %s", AT_KERNEL_TEXT);
+  char buf[512];
+  int line = 0, found = 0;
+  while (fgets(buf, sizeof buf, f)) {
+    ++line;
+    if (strstr(buf, needle)) {
+      if (found) fail_msg("%s: \"%s\" on two lines (%d and %d)", AT_KERNEL_TEXT, needle, found, line);
+      found = line;
+    }
+  }
+  fclose(f);
+  if (!found) fail_msg("%s has no line with \"%s\"", AT_KERNEL_TEXT, needle);
+  return found;
+}
+
+/* One (batch, kv head), 2 q heads (GQA packs them into 200 rows: 2 blocks of ATTN_BM = 128, the second one
+ * ragged), 300 keys = 3 key blocks of ATTN_BN(64) = 128, the last ragged. Every q row has q[0] = 1; the first
+ * key of block b has k[0] = 16 + 2b and nothing else, the other keys k[0] = 0 and |k[c]| <= 1/4, so with
+ * |q[c]| <= 1 their scores are < 63/4 < 16: the row max of EVERY row is the first key of the block just read,
+ * and it grows by 2 (scaled by 0.5: by 1) from one key block to the next. Values in [-1, 1). */
+static void at_moving_max(at_problem *p) {
+  at_init(p, ATTN_BF16, 1, 2, 1, 100, 300, 64, 0, 0.5f);
+  for (long long r = 0; r < p->nrows; ++r)
+    for (int c = 0; c < 64; ++c) AT_Q(p, r, c) = c == 0 ? 1.0f : at_rand((unsigned long long)(r * 64 + c), 1);
+  for (int j = 0; j < p->seq_k; ++j)
+    for (int c = 0; c < 64; ++c) {
+      const int first = j % ATTN_BN(64) == 0;
+      AT_K(p, j, c) = first ? (c == 0 ? 16.0f + 2.0f * (float)(j / ATTN_BN(64)) : 0.0f)
+                            : (c == 0 ? 0.0f : at_rand((unsigned long long)(j * 64 + c), 2) / 4.0f);
+      AT_V(p, j, c) = at_rand((unsigned long long)(j * 64 + c), 3);
+    }
+  at_upload(p);
+}
+
+/* Runs kernel on p and returns its status; when it ran, *bad_rows = rows out of tolerance of the reference. */
+static kbd_status at_run_check(at_kernel kernel, const at_problem *p, long long *bad_rows, int *unwritten) {
+  at_out r;
+  at_out_alloc(&r, p);
+  const kbd_status s = at_launch(kernel, p, &r);
+  *bad_rows = -1;
+  *unwritten = -1;
+  if (kbd_ok(s)) {
+    at_download(&r, p);
+    double worst;
+    *bad_rows = at_check(p, &r, at_tolerance(p->dtype, 1.0), &worst, 0);
+    *unwritten = 0;
+    for (long long i = 0; i < p->nq; ++i) *unwritten += r.ho[i] == 0xFFFFu;
+  }
+  at_out_free(&r);
+  return s;
+}
+
+/* The same text without an override passes: what the broken variants get wrong is the injected bug only. */
+static void test_control(void **state) {
+  (void)state;
+  at_problem p;
+  at_moving_max(&p);
+  for (long seed = -1; seed < 3; ++seed) {
+    mt_env(seed < 0 ? 2 : 1, seed);
+    long long bad;
+    int unwritten;
+    MT_ASSERT_OK(at_run_check(at_control, &p, &bad, &unwritten));
+    if (bad != 0 || unwritten != 0)
+      fail_msg("control (sm_%d, seed %ld): %lld rows out of tolerance, %d elements unwritten", KBD_CPU_ARCH, seed, bad,
+               unwritten);
+  }
+  at_free(&p);
+}
+
+/* Without the rescale, O keeps the earlier blocks' P V at their old max: too heavy by exp(1) per block since.
+ * The row max of every row moves at every key block (at_moving_max), so EVERY row is wrong, by far more than
+ * the tolerance (the first keys' values in [-1, 1) are weighted e and e^2 instead of 1/e and 1/e^2 relative to the
+ * last one). The row sums are rescaled inside kbd_softmax_update, so only O is wrong: the lse still matches. */
+static void test_missing_rescale(void **state) {
+  (void)state;
+  at_problem p;
+  at_moving_max(&p);
+  mt_env(1, 0);
+  at_out r;
+  at_out_alloc(&r, &p);
+  MT_ASSERT_OK(at_launch(at_no_rescale, &p, &r));
+  at_download(&r, &p);
+  double *o = (double *)malloc(sizeof(double) * 64);
+  assert_non_null(o);
+  const double tol = at_tolerance(p.dtype, 1.0);
+  for (long long row = 0; row < p.nrows; ++row) {
+    double lse, err = 0.0;
+    at_reference(&p, row, o, &lse);
+    for (int c = 0; c < 64; ++c) {
+      const double e = fabs(at_value(r.ho[row * 64 + c], p.dtype) - o[c]);
+      if (e > err) err = e;
+    }
+    if (!(err > 10.0 * tol))
+      fail_msg("missing rescale (sm_%d): row %lld max |O - ref| = %.3g, want > %.3g", KBD_CPU_ARCH, row, err, 10 * tol);
+    if (!(fabs((double)r.hlse[row] - lse) <= 1e-4 + 1e-5 * fabs(lse)))
+      fail_msg("missing rescale (sm_%d): lse[%lld] = %.9g, want %.9g (the sums are rescaled by kbd_softmax_update)",
+               KBD_CPU_ARCH, row, (double)r.hlse[row], lse);
+  }
+  free(o);
+  at_out_free(&r);
+  at_free(&p);
+}
+
+/* The status of a kernel whose S = Q K^T MMA reads a K stage before the TMA delivered it: POISON at the kbd_mma
+ * line of attention_kernel.h, naming the MMA instruction, operand B (K) and a byte of the K ring. */
+static void at_assert_k_undelivered(kbd_status s, const char *variant, long threads, long seed) {
+  char want[256];
+  snprintf(want, sizeof want, "attention_kernel.h:%d: ", at_kernel_line("kbd_mma(sacc, q, k, 0)"));
+  const char *mma = KBD_CPU_ARCH == 90 ? "wgmma.mma_async (operand B) reads dynamic shared memory, byte "
+                                       : "tcgen05.mma (operand B) reads dynamic shared memory, byte ";
+  if (s.code != KBD_ERR_POISON || !strstr(s.msg, want) || !strstr(s.msg, mma) ||
+      !strstr(s.msg, "which an asynchronous copy is still writing"))
+    fail_msg("%s (sm_%d, %ld threads, seed %ld): want %s at \"%s\" \"%s...\" an asynchronous copy is still writing; "
+             "got %s: %s",
+             variant, KBD_CPU_ARCH, threads, seed, kbd_code_name(KBD_ERR_POISON), want, mma, kbd_code_name(s.code),
+             s.msg);
+  attn_smem l;
+  (void)attn_layout_64(&l);
+  const size_t byte = (size_t)strtoull(strstr(s.msg, mma) + strlen(mma), NULL, 10);
+  if (byte < l.k || byte >= l.k + ATTN_STAGES * (size_t)(ATTN_BN(64) * 64 * 2))
+    fail_msg("%s (sm_%d): byte %zu is not in the K ring [%zu, %zu)", variant, KBD_CPU_ARCH, byte, l.k,
+             l.k + ATTN_STAGES * (size_t)(ATTN_BN(64) * 64 * 2));
+}
+
+/* The consumer skips its wait on kfull[s] (every other wait stays): the MMA reads K while the TMA still writes
+ * it. Under every schedule tried: default, seeds 0-7, 1 and 2 host threads. */
+static void test_k_read_before_full(void **state) {
+  (void)state;
+  at_problem p;
+  at_moving_max(&p);
+  for (long threads = 1; threads <= 2; ++threads)
+    for (long seed = -1; seed < 8; ++seed) {
+      mt_env(threads, seed);
+      long long bad;
+      int unwritten;
+      at_assert_k_undelivered(at_run_check(at_kfull_early, &p, &bad, &unwritten), "kfull wait skipped", threads, seed);
+    }
+  at_free(&p);
+}
+
+/* The producer arrives on kfull[s] without expect_tx: one arrival is all the phase waits for, so it completes
+ * before the K bytes land and the consumer's wait lets the MMA read a stage still being written. */
+static void test_missing_expect_tx(void **state) {
+  (void)state;
+  at_problem p;
+  at_moving_max(&p);
+  for (long threads = 1; threads <= 2; ++threads)
+    for (long seed = -1; seed < 8; ++seed) {
+      mt_env(threads, seed);
+      long long bad;
+      int unwritten;
+      at_assert_k_undelivered(at_run_check(at_no_expect_tx, &p, &bad, &unwritten), "expect_tx missing", threads, seed);
+    }
+  at_free(&p);
+}
+
+int main(void) {
+  mt_quiet(1);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_control),
+      cmocka_unit_test(test_missing_rescale),
+      cmocka_unit_test(test_k_read_before_full),
+      cmocka_unit_test(test_missing_expect_tx),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
