@@ -277,14 +277,15 @@ KBD_DEV void kbd__umma_issue(uint32_t taddr, int m_total, int n, int kind, uint3
                              uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
   const int ksteps = kbd_mma_ksteps(&as), mstep = m_total == 64 ? 64 : 128, mblocks = m_total / mstep;
-  if (!accumulate) {
-    /* The MMA overwrites columns the warpgroup may have read with tcgen05.ld (the previous tile's epilogue):
-     * those loads are complete (kbd_acc_load waits), and fence + barrier + fence orders them before the MMA
-     * of the leader thread (ptx-reference 5.8, "epilogue -> next MMA"). */
-    kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);
-    kbd_hw_bar_sync_named(KBD_REDUCE_WG_BARRIER + kbd_warpgroup_id(), KBD_WARPGROUP_SIZE, KBD_SITE_ARGS);
-    kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
-  }
+  /* The whole warpgroup meets before the leader issues, for two reasons (fence + barrier + fence, ptx-reference
+   * 5.8). accumulate 0 overwrites columns the warpgroup may have read with tcgen05.ld (the previous tile's
+   * epilogue): those loads are complete (kbd_acc_load waits) and the barrier orders them before the MMA. And in
+   * every case the leader's kbd_mma_release frees the operands' stage for the whole warpgroup: without the
+   * barrier a warp that has not yet waited on the stage's full barrier could fall two phases behind the
+   * producer and wait forever for a parity that came and went (the CPU machine reports that ordering). */
+  kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);
+  kbd_hw_bar_sync_named(KBD_REDUCE_WG_BARRIER + kbd_warpgroup_id(), KBD_WARPGROUP_SIZE, KBD_SITE_ARGS);
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
   if (KBD__WG_LEADER_WARP()) {
     KBD_ELECT_ONE {
       KBD_UNROLL

@@ -94,9 +94,42 @@ static inline kbd_cpu_mbar *kbd_cpu_mbar_use(const uint64_t *bar, const char *wh
   return m;
 }
 
+/* A parity wait cannot tell phase n - 1 from phase n + 1. So a warp that waited for phase n - 1 must have done so
+ * before anything that lets phase n complete (an arrive that follows from its wait, through a barrier or a release
+ * it takes part in): otherwise, in another schedule, the same warp reaches that wait when phase n has already
+ * completed and waits for a parity that has come and gone (on the GPU: forever, or through the wrong phase). Checked
+ * on the happens-before order when phase n completes, so the first run reports it whatever the schedule. */
+static inline void kbd_cpu_mbar_order_check(kbd_cpu_cta *cta, const kbd_cpu_mbar *m) {
+  if (!cta->L->race_check) return;
+  for (int u = 0; u < cta->nwarps; ++u) {
+    const int gid = cta->rank * KBD_CPU_MAX_WARPS + u;
+    if (m->obs[u] != m->phase || m->clk[gid] >= m->obs_clk[u]) continue;
+    char where[96];
+    kbd_cpu_smem_where(cta, m->off, where, sizeof where);
+    kbd_cpu_fault(KBD_ERR_MBARRIER, m->obs_file[u], m->obs_line[u],
+                  "warp %d waited here for phase %u of the mbarrier at %s (initialised at %s:%d), but nothing orders "
+                  "that wait before the arrivals that complete phase %u: in another schedule the warp arrives here "
+                  "late, finds phase %u complete, and waits for parity %u, which came and went (a parity wait cannot "
+                  "tell phase %u from %u). Make every waiting warp's wait precede whatever lets the barrier be "
+                  "re-armed (e.g. wait before the warpgroup barrier that comes before the release)",
+                  u, m->phase - 1u, where, m->file, m->line, m->phase, m->phase, (m->phase - 1u) & 1u, m->phase - 1u,
+                  m->phase + 1u);
+  }
+}
+
+/* A successful wait saw phase m->phase - 1 complete: remembered for kbd_cpu_mbar_order_check. */
+static inline void kbd_cpu_mbar_observe(kbd_cpu_warp *w, kbd_cpu_mbar *m, const char *file, int line) {
+  if (m->phase == 0u) return; /* the "preceding phase" of a fresh barrier: nothing completed */
+  m->obs[w->id] = m->phase;
+  m->obs_clk[w->id] = w->clk[w->gid];
+  m->obs_file[w->id] = file;
+  m->obs_line[w->id] = line;
+}
+
 /* pending and tx both 0: the phase completes; waiters become ready and will acquire its join. */
 static inline void kbd_cpu_mbar_check(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
   if (m->pending != 0 || m->tx != 0) return;
+  kbd_cpu_mbar_order_check(cta, m);
   m->phase++;
   m->pending = m->expected;
   const size_t n = (size_t)kbd_cpu_nclk(cta->G) * sizeof m->clk[0];
@@ -275,6 +308,7 @@ static inline int kbd_hw_mbar_try_wait(uint64_t *bar, uint32_t parity, KBD_SITE_
   if ((m->phase & 1u) == (parity & 1u)) kbd_cpu_copies_deliver(w->cta, m);
   if ((m->phase & 1u) != (parity & 1u)) {
     kbd_cpu_acquire(w, m->done);
+    kbd_cpu_mbar_observe(w, m, KBD_SITE_ARGS);
     return 1;
   }
   kbd_cpu_spin(KBD_SITE_ARGS);
@@ -297,6 +331,7 @@ static inline void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PAR
     kbd_cpu_block(m, parity & 1u, kbd_cpu_mbar_describe, KBD_SITE_ARGS);
   }
   kbd_cpu_acquire(w, m->done);
+  kbd_cpu_mbar_observe(w, m, KBD_SITE_ARGS);
 }
 
 /* fence.mbarrier_init.release.cluster: this thread's earlier initialisations become visible to the other CTAs

@@ -68,7 +68,8 @@ typedef struct kbd_cpu_wgop {
   kbd_cpu_mma_chunks ch;
   void *d[4]; /* each warp's accumulator: lane l's N/2 values at (elem *)d + l * ld */
   int ld[4];
-  uint32_t *res[4]; /* each warp's K-step sums, 32 lanes x N/2 (f32 or s32 bits) in WGMMA_ACC order */
+  uint32_t *res[4];      /* each warp's K-step sums, 32 lanes x N/2 (f32 or s32 bits) in WGMMA_ACC order */
+  uint32_t issue_clk[4]; /* each warp's clock at its issue */
 } kbd_cpu_wgop;
 
 typedef struct kbd_cpu_wg {
@@ -555,6 +556,7 @@ static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint6
   op->d[q] = d;
   op->ld[q] = ld;
   op->mask |= 1u << q;
+  op->issue_clk[q] = w->clk[w->gid];
   if (op->mask == 0xFu) /* a warp of the warpgroup may wait for this one */
     kbd_cpu_wake_waiters(cta, g);
   kbd_cpu_tick(w); /* later writes of this warp get a new stamp, so a rewrite of the operands shows */
@@ -614,6 +616,13 @@ static inline void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
     while (op->mask != 0xFu) {
       kbd_cpu_block(g, (uint32_t)num, kbd_cpu_wgmma_describe, KBD_SITE_ARGS);
       op = g->ops[num - g->first];
+    }
+    /* Completion is causally after all four issues (the MMA could not start before them), so a warp that
+     * retires the group knows the other warps got that far: e.g. a release of the operands' stage by one
+     * warp is ordered after every warp's wait for that stage (kbd/cpu/mbar.h's phase-order check). */
+    for (int q2 = 0; q2 < 4; ++q2) {
+      const int gid = cta->rank * KBD_CPU_MAX_WARPS + (w->id & ~3) + q2;
+      if (op->issue_clk[q2] > w->clk[gid]) w->clk[gid] = op->issue_clk[q2];
     }
     if (!op->read_done) {
       op->read_done = 1;

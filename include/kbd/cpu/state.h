@@ -135,6 +135,12 @@ typedef struct kbd_cpu_mbar {
   int tx_line;
   uint32_t clk[KBD_CPU_MAX_GW];  /* join of the current phase's releasing arrivals */
   uint32_t done[KBD_CPU_MAX_GW]; /* the join of the last completed phase: what a successful wait acquires */
+  /* Per warp of the CTA, its latest successful wait: 1 + the phase it saw complete (0: none yet), its clock then
+   * and where. The next phase's arrivals must be ordered after that wait (kbd_cpu_mbar_check). */
+  uint32_t obs[KBD_CPU_MAX_WARPS];
+  uint32_t obs_clk[KBD_CPU_MAX_WARPS];
+  const char *obs_file[KBD_CPU_MAX_WARPS];
+  int obs_line[KBD_CPU_MAX_WARPS];
 } kbd_cpu_mbar;
 #define KBD_CPU_MAX_MBARS 64
 
