@@ -1,50 +1,81 @@
-/* softmax.cu - row softmax, f32 and bf16 in/out, one 256-thread block per row, any row length.
+/* softmax.cu - row softmax with the online softmax of kbd/softmax.h: one 256-thread block per row.
  *
- * Three sweeps over the row in 1 x 1024 tiles (4 elements per thread, 16-byte f32 / 8-byte bf16
- * loads): max, sum of exp(x - max), write. All math is f32; bf16 is widened on load (exact) and
- * rounded once on store. Each sweep ends in one CTA reduction (5 SHFL + REDUX/5 SHFL, 2 barriers).
- * For rows up to a few thousand elements the 2nd and 3rd reads hit L2; a row that fits one tile
- * could keep it in registers - the sweeps are kept general so the template works for any length.
+ * Pass 1 reads the row in chunks of SOFTMAX_REG_TILES tiles of 1 x 1024 (all loads of a chunk are issued
+ * before its first reduction: 4 x 16 bytes in flight per thread) and folds each tile into the running max
+ * and sum with kbd_softmax_update: two CTA reductions, each 5 SHFL + 2 LDS.128 + 2 barriers. Pass 2 writes
+ * y = exp(x - max) / sum with kbd_softmax_apply - pass 1's exponentials were taken against the max of their
+ * time, so they are recomputed: a row of at most SOFTMAX_ROW_REG elements is still in registers and is read
+ * from global memory exactly once; a longer row is read a second time (from L2 while the rows of the blocks
+ * in flight fit there). Per element: FADD + FMUL + MUFU.EX2 per pass, and a multiply by 1/sum in pass 2.
  */
 #include <math.h>
 
 #include "softmax.h"
 
-/* x - m where x == m counts as 0: equal logits (all -inf, or the +inf ones) get exp(0) = 1. */
-#define SOFTMAX_SHIFT(x, m) ((x) == (m) ? 0.0f : (x) - (m))
+/* A 1 x 1024 f32 tile of the whole block (SOFTMAX_THREADS is the block: the scope of a CTA tile). */
+typedef KBD_TILE(f32, 1, SOFTMAX_TILE, SOFTMAX_THREADS) softmax_tile;
 
-#define SOFTMAX_BODY(DT, T)                                                                                            \
-  const T *x = (const T *)p.x + (long long)kbd_block_x() * p.cols;                                                     \
-  T *y = (T *)p.y + (long long)kbd_block_x() * p.cols;                                                                 \
-  KBD_TILE(DT, 1, SOFTMAX_TILE, KBD_CTA) t;                                                                            \
-  KBD_TILE(f32, 1, SOFTMAX_TILE, KBD_CTA) e;                                                                           \
-  /* sweep 1: row max (PTX max.f32: NaN ignored; the masked tail is padded with -inf) */                               \
-  float m = -INFINITY;                                                                                                 \
-  for (long long s = 0; s < p.cols; s += SOFTMAX_TILE) {                                                               \
-    float r;                                                                                                           \
-    kbd_load(t, x, p.cols, s);                                                                                         \
-    kbd_pad_1d(t, p.cols, s, KBD_RED_MAX);                                                                             \
-    kbd_reduce(r, t, KBD_RED_MAX);                                                                                     \
-    m = kbd_fmax_ptx(m, r);                                                                                            \
-  }                                                                                                                    \
-  /* sweep 2: sum of exp(x - m); the tail is masked to 0 by position, not by value */                                  \
-  float sum = 0.0f;                                                                                                    \
-  for (long long s = 0; s < p.cols; s += SOFTMAX_TILE) {                                                               \
-    float r;                                                                                                           \
-    kbd_load(t, x, p.cols, s);                                                                                         \
-    KBD_MAP(e, t, v, row, c, s + c < p.cols ? expf(SOFTMAX_SHIFT(v, m)) : 0.0f);                                       \
-    kbd_reduce(r, e, KBD_RED_SUM);                                                                                     \
-    sum += r;                                                                                                          \
-  }                                                                                                                    \
-  /* sweep 3: normalise; sum >= 1 always (the max element contributes exp(0)), unless the row has a NaN */             \
-  const float inv = 1.0f / sum;                                                                                        \
-  for (long long s = 0; s < p.cols; s += SOFTMAX_TILE) {                                                               \
-    kbd_load(t, x, p.cols, s);                                                                                         \
-    KBD_MAP(t, t, v, row, c, expf(SOFTMAX_SHIFT(v, m)) * inv);                                                         \
-    kbd_store(t, y, p.cols, s);                                                                                        \
+/* t = elements c0 .. c0 + 1023 of the row x as f32. Elements at or past cols become -inf by POSITION (p = 0
+ * in kbd_softmax_update), so a -inf or NaN of the data is never taken for padding, nor padding for data. */
+KBD_DEV void softmax_load(softmax_tile *t, const void *x, int dtype, long long cols, long long c0) {
+  if (dtype == KBD_DT_bf16) {
+    KBD_TILE(bf16, 1, SOFTMAX_TILE, SOFTMAX_THREADS) h;
+    kbd_load(h, (const kbd_bf16 *)x, cols, c0);
+    kbd_convert(*t, h); /* bf16 -> f32 is exact */
+  } else {
+    kbd_load(*t, (const float *)x, cols, c0);
+  }
+  if (c0 + SOFTMAX_TILE > cols) KBD_MAP(*t, *t, v, r, c, c0 + c < cols ? v : -INFINITY);
+}
+
+/* Elements c0 .. of the row y = e (rounded once to bf16 for a bf16 y); none at or past cols is written. */
+KBD_DEV void softmax_store(void *y, int dtype, long long cols, long long c0, softmax_tile *e) {
+  if (dtype == KBD_DT_bf16) {
+    KBD_TILE(bf16, 1, SOFTMAX_TILE, SOFTMAX_THREADS) h;
+    kbd_convert(h, *e);
+    kbd_store(h, (kbd_bf16 *)y, cols, c0);
+  } else {
+    kbd_store(*e, (float *)y, cols, c0);
+  }
+}
+
+/* t[k] = tile k of the chunk at c0, for the tiles that start before cols. The loop unrolls (a constant trip
+ * count), so every t[k] has a constant index and stays in registers. */
+KBD_DEV void softmax_load_chunk(softmax_tile t[SOFTMAX_REG_TILES], const void *x, int dtype, long long cols,
+                                long long c0) {
+  KBD_UNROLL for (int k = 0; k < SOFTMAX_REG_TILES; ++k) {
+    if (c0 + k * SOFTMAX_TILE < cols) softmax_load(&t[k], x, dtype, cols, c0 + k * SOFTMAX_TILE);
+  }
+}
+
+KBD_KERNEL(softmax, SOFTMAX_THREADS, softmax_params) {
+  const long long row = kbd_block_x();
+  const long long esize = p.dtype == KBD_DT_bf16 ? 2 : 4;
+  const char *x = (const char *)p.x + row * p.cols * esize;
+  char *y = (char *)p.y + row * p.cols * esize;
+  const float scale = 1.0f; /* plain softmax (attention passes 1/sqrt(head_dim)) */
+
+  softmax_tile t[SOFTMAX_REG_TILES], e;
+  KBD_SOFTMAX_STATE(t[0]) st; /* the running max and sum of the row */
+  kbd_softmax_init(st);
+
+  /* Pass 1: the running max and sum. The tiles guarded out past cols are skipped by the whole block alike
+   * (cols is the launch's), so every thread reaches the same reductions. */
+  for (long long c0 = 0; c0 < p.cols; c0 += SOFTMAX_ROW_REG) {
+    softmax_load_chunk(t, x, p.dtype, p.cols, c0);
+    KBD_UNROLL for (int k = 0; k < SOFTMAX_REG_TILES; ++k) {
+      if (c0 + k * SOFTMAX_TILE < p.cols) kbd_softmax_update(e, st, t[k], scale);
+    }
   }
 
-KBD_KERNEL(softmax_f32, SOFTMAX_THREADS,
-           softmax_params){SOFTMAX_BODY(f32, float)} KBD_KERNEL(softmax_bf16, SOFTMAX_THREADS, softmax_params) {
-  SOFTMAX_BODY(bf16, kbd_bf16)
+  /* Pass 2: y = exp(x - max) / sum. A row of one chunk still has it in t; a longer one is read again. */
+  for (long long c0 = 0; c0 < p.cols; c0 += SOFTMAX_ROW_REG) {
+    if (p.cols > SOFTMAX_ROW_REG) softmax_load_chunk(t, x, p.dtype, p.cols, c0);
+    KBD_UNROLL for (int k = 0; k < SOFTMAX_REG_TILES; ++k) {
+      if (c0 + k * SOFTMAX_TILE < p.cols) {
+        kbd_softmax_apply(e, st, t[k], scale);
+        softmax_store(y, p.dtype, p.cols, c0 + k * SOFTMAX_TILE, &e);
+      }
+    }
+  }
 }

@@ -14,8 +14,9 @@
  * The algebra (docs/attention.md): after blocks 1..j, max = m_j and sum = sum_k exp(scale (s_k - m_j)); a new
  * block with a larger max multiplies everything so far by exp(scale (m_{j-1} - m_j)) - the sum here, the
  * output accumulator with kbd_softmax_rescale - and the final division by the sum gives the softmax of all
- * blocks, read once. scale is folded into log2(e) so each element costs one FFMA and one EX2, as fast
- * attention kernels do: p = exp2(s * scale log2 e - m * scale log2 e).
+ * blocks, read once. Each element costs an FADD, an FMUL and one EX2: p = exp2((s - m) * scale log2 e). Fast
+ * attention kernels fold it into one FFMA (s * c - m * c); kbd does not, because the rounding of m * c then
+ * becomes the max element's exponent (scores past ~1e9 overflow) and an unchanged max stops rescaling by exactly 1.
  *
  * Tiles: s and p are f32 tiles of one shape in any layout a row reduction takes (ROW, WGMMA_ACC, MMA_C,
  * TMEM_ACC: kbd/reduce_tile.h); the row max and sum are kbd_reduce_rows, so their cost and barriers are its
@@ -27,7 +28,7 @@
  * Masking and special values: a score of -inf (a masked position) gets p = 0. A row whose scores so far are
  * all -inf has max -inf and sum 0 and is computed as if its max were 0, so nothing becomes NaN; at the end
  * such a row (fully masked) has o = 0 and lse = -inf. A NaN score makes its row NaN, and so does +inf (inf -
- * inf). Large finite scores are safe: every exponent is <= 0.
+ * inf). Large finite scores are safe: every exponent is <= 0, the max's exactly 0.
  */
 #ifndef KBD_SOFTMAX_H
 #define KBD_SOFTMAX_H
@@ -61,9 +62,14 @@
 
 /* Per-slot math, shared by the GPU and the CPU path (KBD_HD: one definition). A row with no finite max yet
  * is scaled as if its max were 0, so -inf - (-inf) never appears. */
-KBD_HD float kbd_softmax_shift_(float m, float sl2) { return m == -INFINITY ? 0.0f : m * sl2; }
+KBD_HD float kbd_softmax_shift_(float m) { return m == -INFINITY ? 0.0f : m; }
+/* The exponents are (s - m) * scale log2e, not s * c - m * c in one FFMA: the subtraction is exact for the row's
+ * max (its exponent is exactly 0, however large the scores), and an unchanged max rescales by exactly 1 (with
+ * the FFMA form ptxas fuses, the rounding error of m * c became the exponent: scores past ~1e9 overflowed, and
+ * the running sum drifted by 2^(error) per block). One FADD more per element. */
+KBD_HD float kbd_softmax_exp_(float s, float shift, float sl2) { return exp2f((s - shift) * sl2); }
 KBD_HD float kbd_softmax_rescale_of_(float m_old, float m_new, float sl2) {
-  return m_new == -INFINITY ? 1.0f : exp2f(m_old * sl2 - m_new * sl2);
+  return m_new == -INFINITY ? 1.0f : exp2f((m_old - m_new) * sl2);
 }
 KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
   return sum == 0.0f ? -INFINITY : (m == -INFINITY ? 0.0f : m * scale) + logf(sum);
@@ -96,13 +102,13 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
         const float kbd_sn_ = kbd_fmax_ptx(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_]);                                   \
         (st).row_scale.v[kbd_sul_][kbd_suk_] = kbd_softmax_rescale_of_(kbd_so_, kbd_sn_, kbd_sl2_);                    \
         (st).row_max.v[kbd_sul_][kbd_suk_] = kbd_sn_;                                                                  \
-        kbd_sms_[kbd_sul_][kbd_suk_] = kbd_softmax_shift_(kbd_sn_, kbd_sl2_);                                          \
+        kbd_sms_[kbd_sul_][kbd_suk_] = kbd_softmax_shift_(kbd_sn_);                                                    \
       }                                                                                                                \
     }                                                                                                                  \
     const kbd_rt_plan kbd_sup_ = KBD__T_PLAN(s, KBD__RT_ROWS);                                                         \
     for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
       KBD_UNROLL for (int kbd_sui_ = 0; kbd_sui_ < KBD_NPT(s); ++kbd_sui_)(p).v[kbd_sul_][kbd_sui_] =                  \
-          exp2f(fmaf((s).v[kbd_sul_][kbd_sui_], kbd_sl2_, -kbd_sms_[kbd_sul_][kbd_rt_slot(kbd_sup_, kbd_sui_)]));      \
+          kbd_softmax_exp_((s).v[kbd_sul_][kbd_sui_], kbd_sms_[kbd_sul_][kbd_rt_slot(kbd_sup_, kbd_sui_)], kbd_sl2_);  \
     }                                                                                                                  \
     KBD_ROWVEC(f32, s) kbd_sbs_; /* this block's row sums */                                                           \
     kbd_reduce_rows(kbd_sbs_, p, KBD_RED_SUM);                                                                         \
@@ -135,9 +141,16 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
     KBD_STATIC_ASSERT(KBD__V_R(lse) == KBD__V_R((st).row_sum) && KBD__V_S(lse) == KBD__V_S((st).row_sum) &&            \
                           KBD__V_L(lse) == KBD__V_L((st).row_sum) && KBD__V_AX(lse) == KBD__RT_ROWS,                   \
                       "kbd: kbd_softmax_finish: lse must be a KBD_ROWVEC(f32, s) of the scores tile s");               \
-    KBD__SM_SCALE_ROWS(o, (st).row_sum,                                                                                \
-                       ((st).row_sum.v[kbd_srl_][kbd_k_] == 0.0f ? 0.0f : 1.0f / (st).row_sum.v[kbd_srl_][kbd_k_]),    \
-                       "kbd_softmax_finish");                                                                          \
+    /* one reciprocal per row slot, then multiplies: a division per element is a MUFU.RCP + Newton sequence            \
+     * with a slow-path call each */                                                                                   \
+    float kbd_sfi_[KBD_LANES_HELD][KBD_VEC_SLOTS((st).row_sum)];                                                       \
+    for (int kbd_sfl_ = 0; kbd_sfl_ < KBD_LANES_HELD; ++kbd_sfl_) {                                                    \
+      KBD_UNROLL for (int kbd_sfk_ = 0; kbd_sfk_ < KBD_VEC_SLOTS((st).row_sum); ++kbd_sfk_) {                          \
+        const float kbd_sfs_ = (st).row_sum.v[kbd_sfl_][kbd_sfk_];                                                     \
+        kbd_sfi_[kbd_sfl_][kbd_sfk_] = kbd_sfs_ == 0.0f ? 0.0f : 1.0f / kbd_sfs_;                                      \
+      }                                                                                                                \
+    }                                                                                                                  \
+    KBD__SM_SCALE_ROWS(o, (st).row_sum, kbd_sfi_[kbd_srl_][kbd_k_], "kbd_softmax_finish");                             \
     for (int kbd_sfl_ = 0; kbd_sfl_ < KBD_LANES_HELD; ++kbd_sfl_) {                                                    \
       KBD_UNROLL for (int kbd_sfk_ = 0; kbd_sfk_ < KBD_VEC_SLOTS(lse); ++kbd_sfk_)(lse).v[kbd_sfl_][kbd_sfk_] =        \
           kbd_softmax_lse_((st).row_max.v[kbd_sfl_][kbd_sfk_], (st).row_sum.v[kbd_sfl_][kbd_sfk_], (float)(scale));    \
@@ -152,15 +165,20 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
     KBD__RT_MATCH((st).row_max, s, KBD__RT_ROWS);                                                                      \
     const float kbd_sal2_ = (float)(scale)*KBD_SOFTMAX_LOG2E;                                                          \
     const kbd_rt_plan kbd_sap_ = KBD__T_PLAN(s, KBD__RT_ROWS);                                                         \
+    float kbd_sai_inv_[KBD_LANES_HELD][KBD_VEC_SLOTS((st).row_sum)];                                                   \
+    for (int kbd_sal_ = 0; kbd_sal_ < KBD_LANES_HELD; ++kbd_sal_) {                                                    \
+      KBD_UNROLL for (int kbd_sak_ = 0; kbd_sak_ < KBD_VEC_SLOTS((st).row_sum); ++kbd_sak_) {                          \
+        const float kbd_sas_ = (st).row_sum.v[kbd_sal_][kbd_sak_];                                                     \
+        kbd_sai_inv_[kbd_sal_][kbd_sak_] = kbd_sas_ == 0.0f ? 0.0f : 1.0f / kbd_sas_;                                  \
+      }                                                                                                                \
+    }                                                                                                                  \
     for (int kbd_sal_ = 0; kbd_sal_ < KBD_LANES_HELD; ++kbd_sal_) {                                                    \
       KBD_UNROLL for (int kbd_sai_ = 0; kbd_sai_ < KBD_NPT(s); ++kbd_sai_) {                                           \
         const int kbd_sak_ = kbd_rt_slot(kbd_sap_, kbd_sai_);                                                          \
-        const float kbd_sas_ = (st).row_sum.v[kbd_sal_][kbd_sak_];                                                     \
         (p).v[kbd_sal_][kbd_sai_] =                                                                                    \
-            kbd_sas_ == 0.0f ? 0.0f                                                                                    \
-                             : exp2f(fmaf((s).v[kbd_sal_][kbd_sai_], kbd_sal2_,                                        \
-                                          -kbd_softmax_shift_((st).row_max.v[kbd_sal_][kbd_sak_], kbd_sal2_))) /       \
-                                   kbd_sas_;                                                                           \
+            kbd_softmax_exp_((s).v[kbd_sal_][kbd_sai_], kbd_softmax_shift_((st).row_max.v[kbd_sal_][kbd_sak_]),        \
+                             kbd_sal2_) *                                                                              \
+            kbd_sai_inv_[kbd_sal_][kbd_sak_];                                                                          \
       }                                                                                                                \
     }                                                                                                                  \
   } while (0)
