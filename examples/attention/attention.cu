@@ -4,55 +4,23 @@
 
 #include "attention.h"
 
-#define ATTN_KERNEL attn_bf16_64
 #define ATTN_DT bf16
 #define ATTN_T kbd_bf16
+#define ATTN_KERNEL attn_bf16_64
 #define ATTN_D 64
-#define ATTN_Q attn_q_bf16_64
-#define ATTN_K attn_k_bf16_64
-#define ATTN_V attn_v_bf16_64
-#define ATTN_P attn_p_bf16_64
-#define ATTN_LAYOUT attn_layout_64
 #include "attention_kernel.h"
 #undef ATTN_KERNEL
 #undef ATTN_D
-#undef ATTN_Q
-#undef ATTN_K
-#undef ATTN_V
-#undef ATTN_P
-#undef ATTN_LAYOUT
-
 #define ATTN_KERNEL attn_bf16_128
 #define ATTN_D 128
-#define ATTN_Q attn_q_bf16_128
-#define ATTN_K attn_k_bf16_128
-#define ATTN_V attn_v_bf16_128
-#define ATTN_P attn_p_bf16_128
-#define ATTN_LAYOUT attn_layout_128
 #include "attention_kernel.h"
 #undef ATTN_KERNEL
 #undef ATTN_D
-#undef ATTN_Q
-#undef ATTN_K
-#undef ATTN_V
-#undef ATTN_P
-#undef ATTN_LAYOUT
-
 #define ATTN_KERNEL attn_bf16_256
 #define ATTN_D 256
-#define ATTN_Q attn_q_bf16_256
-#define ATTN_K attn_k_bf16_256
-#define ATTN_V attn_v_bf16_256
-#define ATTN_P attn_p_bf16_256
-#define ATTN_LAYOUT attn_layout_256
 #include "attention_kernel.h"
 #undef ATTN_KERNEL
 #undef ATTN_D
-#undef ATTN_Q
-#undef ATTN_K
-#undef ATTN_V
-#undef ATTN_P
-#undef ATTN_LAYOUT
 #undef ATTN_DT
 #undef ATTN_T
 
@@ -60,43 +28,16 @@
 #define ATTN_T kbd_f16
 #define ATTN_KERNEL attn_f16_64
 #define ATTN_D 64
-#define ATTN_Q attn_q_f16_64
-#define ATTN_K attn_k_f16_64
-#define ATTN_V attn_v_f16_64
-#define ATTN_P attn_p_f16_64
-#define ATTN_LAYOUT attn_layout_64
 #include "attention_kernel.h"
 #undef ATTN_KERNEL
 #undef ATTN_D
-#undef ATTN_Q
-#undef ATTN_K
-#undef ATTN_V
-#undef ATTN_P
-#undef ATTN_LAYOUT
-
 #define ATTN_KERNEL attn_f16_128
 #define ATTN_D 128
-#define ATTN_Q attn_q_f16_128
-#define ATTN_K attn_k_f16_128
-#define ATTN_V attn_v_f16_128
-#define ATTN_P attn_p_f16_128
-#define ATTN_LAYOUT attn_layout_128
 #include "attention_kernel.h"
 #undef ATTN_KERNEL
 #undef ATTN_D
-#undef ATTN_Q
-#undef ATTN_K
-#undef ATTN_V
-#undef ATTN_P
-#undef ATTN_LAYOUT
-
 #define ATTN_KERNEL attn_f16_256
 #define ATTN_D 256
-#define ATTN_Q attn_q_f16_256
-#define ATTN_K attn_k_f16_256
-#define ATTN_V attn_v_f16_256
-#define ATTN_P attn_p_f16_256
-#define ATTN_LAYOUT attn_layout_256
 #include "attention_kernel.h"
 
 /* Flash-decoding's second step: one warp per query row merges the splits' normalised outputs O_s with weights

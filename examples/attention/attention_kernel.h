@@ -1,9 +1,16 @@
 /* attention_kernel.h - the attention kernel (attention.h has the block's structure, docs/attention.md the
  * walkthrough). attention.cu includes this file once per (type, head_dim) after defining
- *   ATTN_KERNEL  the kernel's name      ATTN_DT  bf16 or f16      ATTN_D  64, 128 or 256
- *   ATTN_Q, ATTN_K, ATTN_V, ATTN_P      its shared tile types      ATTN_LAYOUT  its attn_layout_D function
+ *   ATTN_KERNEL  the kernel's name      ATTN_DT  bf16 or f16      ATTN_T  its C type      ATTN_D  64, 128 or 256
  * Everything else is ordinary code: the same text is the sm_90a, the sm_100a and the CPU kernel.
  */
+/* the shared tile types and the shared-memory plan of this (type, head_dim): attention.h declares them */
+#define ATTN__NAME2(a, b, c) a##b##_##c
+#define ATTN__NAME(a, b, c) ATTN__NAME2(a, b, c)
+#define ATTN_Q ATTN__NAME(attn_q_, ATTN_DT, ATTN_D)
+#define ATTN_K ATTN__NAME(attn_k_, ATTN_DT, ATTN_D)
+#define ATTN_V ATTN__NAME(attn_v_, ATTN_DT, ATTN_D)
+#define ATTN_P ATTN__NAME(attn_p_, ATTN_DT, ATTN_D)
+#define ATTN_LAYOUT KBD_CAT(attn_layout_, ATTN_D)
 #define ATTN_NC ATTN_CONSUMERS(ATTN_D)
 #define ATTN_KB ATTN_BN(ATTN_D)
 #define ATTN_OC 32 /* output columns per epilogue / rescale chunk */
@@ -191,5 +198,12 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
 }
 
 #undef ATTN_NC
+#undef ATTN_Q
+#undef ATTN_K
+#undef ATTN_V
+#undef ATTN_P
+#undef ATTN_LAYOUT
+#undef ATTN__NAME
+#undef ATTN__NAME2
 #undef ATTN_KB
 #undef ATTN_OC

@@ -39,11 +39,6 @@ static int at_is_kfull(const kbd_mbarrier *b, const kbd_mbarrier *kfull) {
 #define ATTN_DT bf16
 #define ATTN_T kbd_bf16
 #define ATTN_D 64
-#define ATTN_Q attn_q_bf16_64
-#define ATTN_K attn_k_bf16_64
-#define ATTN_V attn_v_bf16_64
-#define ATTN_P attn_p_bf16_64
-#define ATTN_LAYOUT attn_layout_64
 
 #define ATTN_KERNEL at_control
 #include "attention_kernel.h"
