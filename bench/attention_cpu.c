@@ -113,7 +113,8 @@ typedef struct bench_ctx {
   int failed;
 } bench_ctx;
 
-static void run_once(bench_ctx *c) {
+static void run_once(void *c_) {
+  bench_ctx *c = (bench_ctx *)c_;
   if (c->impl == 0) {
     naive_attention(c->fq, c->fk, c->fv, c->fo, c->flse, c->s.batch, c->s.heads, c->s.heads, c->s.seq, c->s.seq, c->s.d,
                     c->s.causal, 1.0f / sqrtf((float)c->s.d), c->srow);
@@ -126,45 +127,7 @@ static void run_once(bench_ctx *c) {
   }
 }
 
-typedef struct result {
-  double best_s, median_s;
-  long long iters;
-} result;
-
-static long long calibrate(bench_ctx *c, double min_sample_s) {
-  run_once(c); /* warm-up: first touch, thread pool, caches */
-  long long iters = 1;
-  for (;;) {
-    const double t0 = bench_now_s();
-    for (long long i = 0; i < iters; ++i)
-      run_once(c);
-    const double dt = bench_now_s() - t0;
-    if (dt >= min_sample_s || iters >= (1ll << 20)) return iters;
-    const long long want = dt > 0 ? (long long)(iters * (1.2 * min_sample_s / dt)) + 1 : iters * 10;
-    iters = want > iters * 10 ? iters * 10 : (want > iters ? want : iters + 1);
-  }
-}
-
-/* naive and kbd samples interleaved */
-static void measure(bench_ctx *c, int reps, double min_sample_s, result *out) {
-  double samples[2][64];
-  long long iters[2];
-  if (reps > 64) reps = 64;
-  for (int k = 0; k < 2; ++k)
-    iters[k] = calibrate(&c[k], min_sample_s);
-  for (int r = 0; r < reps; ++r)
-    for (int k = 0; k < 2; ++k) {
-      const double t0 = bench_now_s();
-      for (long long i = 0; i < iters[k]; ++i)
-        run_once(&c[k]);
-      samples[k][r] = (bench_now_s() - t0) / (double)iters[k];
-    }
-  for (int k = 0; k < 2; ++k) {
-    out[k].best_s = bench_min(samples[k], reps);
-    out[k].median_s = bench_median(samples[k], reps);
-    out[k].iters = iters[k];
-  }
-}
+typedef bench_result result;
 
 /* t > 0: KBD_CPU_THREADS=t; t == 0: unset (kbd's default, one host thread per online core). */
 static void set_kbd_threads(int t) {
@@ -319,7 +282,7 @@ int main(int argc, char **argv) {
           w->threads = (int)tl[ti];
           set_kbd_threads(w->threads);
           KBD_CHECK(kbd_memset_device(dout, 0xff, n * 2)); /* NaN: an element kbd does not write fails the check */
-          measure(x, reps, 1e-3 * min_sample_ms, w->r);
+          bench_measure(run_once, x, sizeof *x, 2, reps, 1e-3 * min_sample_ms, 1ll << 20, w->r);
           KBD_CHECK(kbd_copy_to_host(ho, dout, n * 2));
           KBD_CHECK(kbd_copy_to_host(klse, dlse, nrow * sizeof(float)));
           /* tolerance as examples/attention/main.c: P and O rounded to bf16, |v| <= 1 */

@@ -35,6 +35,56 @@ static inline double bench_min(const double *v, int n) {
   return m;
 }
 
+/* One timed implementation: run(ctx) is one call of it. */
+typedef void (*bench_run_fn)(void *ctx);
+typedef struct bench_result {
+  double best_s, median_s; /* per call */
+  long long iters;         /* calls per sample */
+  int reps;                /* samples */
+} bench_result;
+
+/* Warm-up (first touch of pages, thread stacks, caches) and calibration: calls per sample so that one sample
+ * lasts at least min_sample_s (at most max_iters). */
+static inline long long bench_calibrate(bench_run_fn run, void *ctx, double min_sample_s, long long max_iters) {
+  run(ctx);
+  long long iters = 1;
+  for (;;) {
+    const double t0 = bench_now_s();
+    for (long long i = 0; i < iters; ++i)
+      run(ctx);
+    const double dt = bench_now_s() - t0;
+    if (dt >= min_sample_s || iters >= max_iters) return iters;
+    const long long want = dt > 0 ? (long long)(iters * (1.2 * min_sample_s / dt)) + 1 : iters * 10;
+    iters = want > iters * 10 ? iters * 10 : (want > iters ? want : iters + 1);
+  }
+}
+
+/* Measures m (<= 4) implementations, contexts ctx[0..m) of ctx_size bytes each, with their samples interleaved
+ * (0, 1, 0, 1, ...) so that a change in machine load during the run affects all of them alike. */
+static inline void bench_measure(bench_run_fn run, void *ctx, size_t ctx_size, int m, int reps, double min_sample_s,
+                                 long long max_iters, bench_result *out) {
+  double samples[4][64];
+  long long iters[4];
+  if (reps > 64) reps = 64;
+  if (m > 4) m = 4;
+  for (int k = 0; k < m; ++k)
+    iters[k] = bench_calibrate(run, (char *)ctx + (size_t)k * ctx_size, min_sample_s, max_iters);
+  for (int r = 0; r < reps; ++r)
+    for (int k = 0; k < m; ++k) {
+      void *c = (char *)ctx + (size_t)k * ctx_size;
+      const double t0 = bench_now_s();
+      for (long long i = 0; i < iters[k]; ++i)
+        run(c);
+      samples[k][r] = (bench_now_s() - t0) / (double)iters[k];
+    }
+  for (int k = 0; k < m; ++k) {
+    out[k].best_s = bench_min(samples[k], reps);
+    out[k].median_s = bench_median(samples[k], reps);
+    out[k].iters = iters[k];
+    out[k].reps = reps;
+  }
+}
+
 /* The 1-minute load average, or -1 if /proc/loadavg cannot be read: printed next to the CPU numbers
  * because the 2-core machine they were taken on is shared with other builds. */
 static inline double bench_loadavg(void) {

@@ -47,7 +47,8 @@ typedef struct bench_ctx {
   int failed;
 } bench_ctx;
 
-static void run_once(bench_ctx *c) {
+static void run_once(void *c_) {
+  bench_ctx *c = (bench_ctx *)c_;
   if (c->impl == 0) {
     memcpy(c->y, c->x, c->bytes);
     return;
@@ -59,47 +60,7 @@ static void run_once(bench_ctx *c) {
   }
 }
 
-typedef struct result {
-  double best_s, median_s; /* per call */
-  long long iters;
-} result;
-
-/* Warm-up (first touch, thread pool, caches) and calibration: calls per sample so that one sample lasts at
- * least min_sample_s. */
-static long long calibrate(bench_ctx *c, double min_sample_s) {
-  run_once(c);
-  long long iters = 1;
-  for (;;) {
-    const double t0 = bench_now_s();
-    for (long long i = 0; i < iters; ++i)
-      run_once(c);
-    const double dt = bench_now_s() - t0;
-    if (dt >= min_sample_s || iters >= (1ll << 30)) return iters;
-    const long long want = dt > 0 ? (long long)(iters * (1.2 * min_sample_s / dt)) + 1 : iters * 10;
-    iters = want > iters * 10 ? iters * 10 : (want > iters ? want : iters + 1);
-  }
-}
-
-/* memcpy and kbd samples interleaved (memcpy, kbd, memcpy, kbd, ...). */
-static void measure(bench_ctx *c, int reps, double min_sample_s, result *out) {
-  double samples[2][64];
-  long long iters[2];
-  if (reps > 64) reps = 64;
-  for (int k = 0; k < 2; ++k)
-    iters[k] = calibrate(&c[k], min_sample_s);
-  for (int r = 0; r < reps; ++r)
-    for (int k = 0; k < 2; ++k) {
-      const double t0 = bench_now_s();
-      for (long long i = 0; i < iters[k]; ++i)
-        run_once(&c[k]);
-      samples[k][r] = (bench_now_s() - t0) / (double)iters[k];
-    }
-  for (int k = 0; k < 2; ++k) {
-    out[k].best_s = bench_min(samples[k], reps);
-    out[k].median_s = bench_median(samples[k], reps);
-    out[k].iters = iters[k];
-  }
-}
+typedef bench_result result;
 
 static void set_kbd_threads(int t) {
   char buf[16];
@@ -252,7 +213,7 @@ int main(int argc, char **argv) {
         c[k].failed = 0;
       }
       set_kbd_threads(w->threads);
-      measure(c, reps, 1e-3 * min_sample_ms, w->r);
+      bench_measure(run_once, c, sizeof *c, 2, reps, 1e-3 * min_sample_ms, 1ll << 30, w->r);
       for (int k = 0; k < 2; ++k) { /* correctness: one more call on a cleared output */
         KBD_CHECK(kbd_memset_device(y, 0, bytes));
         run_once(&c[k]);

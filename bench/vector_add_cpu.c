@@ -31,8 +31,8 @@
 
 #include "vector_add.h" /* examples/vector_add: KBD_KERNEL_DECL(vector_add, vector_add_params) */
 
-#include "bench_util.h"
 #include "bench_host.h"
+#include "bench_util.h"
 
 #define MAX_SIZES 16
 #define MAX_THREADS 256
@@ -96,7 +96,8 @@ typedef struct bench_ctx {
   int failed;
 } bench_ctx;
 
-static void run_once(bench_ctx *x) {
+static void run_once(void *x_) {
+  bench_ctx *x = (bench_ctx *)x_;
   if (x->impl == 0) {
     plain_run(x->a, x->b, x->c, x->n, x->threads);
     return;
@@ -116,50 +117,7 @@ static long long check(const bench_ctx *x) {
   return bad;
 }
 
-typedef struct result {
-  double best_s, median_s; /* per call */
-  long long iters;
-  int reps;
-} result;
-
-/* Warm-up (first touch of pages, thread stacks, caches) and calibration: calls per sample so that one
- * sample lasts at least min_sample_s. */
-static long long calibrate(bench_ctx *x, double min_sample_s) {
-  run_once(x);
-  long long iters = 1;
-  for (;;) {
-    double t0 = bench_now_s();
-    for (long long i = 0; i < iters; ++i)
-      run_once(x);
-    double dt = bench_now_s() - t0;
-    if (dt >= min_sample_s || iters >= (1ll << 30)) return iters;
-    long long want = dt > 0 ? (long long)(iters * (1.2 * min_sample_s / dt)) + 1 : iters * 10;
-    iters = want > iters * 10 ? iters * 10 : (want > iters ? want : iters + 1);
-  }
-}
-
-/* Measure the implementations x[0..m) with their samples interleaved (plain, kbd, plain, kbd, ...), so
- * that a change in machine load during the run affects both alike. */
-static void measure(bench_ctx *x, int m, int reps, double min_sample_s, result *out) {
-  double samples[2][64];
-  long long iters[2];
-  if (reps > 64) reps = 64;
-  for (int k = 0; k < m; ++k)
-    iters[k] = calibrate(&x[k], min_sample_s);
-  for (int r_ = 0; r_ < reps; ++r_)
-    for (int k = 0; k < m; ++k) {
-      double t0 = bench_now_s();
-      for (long long i = 0; i < iters[k]; ++i)
-        run_once(&x[k]);
-      samples[k][r_] = (bench_now_s() - t0) / (double)iters[k];
-    }
-  for (int k = 0; k < m; ++k) {
-    out[k].best_s = bench_min(samples[k], reps);
-    out[k].median_s = bench_median(samples[k], reps);
-    out[k].iters = iters[k];
-    out[k].reps = reps;
-  }
-}
+typedef bench_result result;
 
 static void set_kbd_threads(int t) {
   char buf[16];
@@ -292,7 +250,7 @@ int main(int argc, char **argv) {
         x[k] = init;
       }
       set_kbd_threads((int)tl[ti]);
-      measure(x, m, reps, 1e-3 * min_sample_ms, res);
+      bench_measure(run_once, x, sizeof *x, m, reps, 1e-3 * min_sample_ms, 1ll << 30, res);
       for (int k = 0; k < m; ++k) {
         /* correctness: one more call on a cleared output */
         const int impl = x[k].impl;
