@@ -268,7 +268,11 @@ KBD_NORETURN static inline void kbd_cpu_shadow_read_fault(kbd_cpu_cta *cta, kbd_
     kbd_cpu_smem_where(cta, b, where, sizeof where);
     kbd_cpu_elem_text(el, off, b, elem, sizeof elem);
     if (c < sh->base)
-      kbd_cpu_fault(KBD_ERR_POISON, file, line, "%s reads never-written shared memory (%s%s)", what, where, elem);
+      kbd_cpu_fault(KBD_ERR_POISON, file, line,
+                    "%s reads never-written shared memory (%s%s); likely cause: the write that should fill these "
+                    "bytes is missing or addresses other bytes, or it belongs to another warp and no barrier "
+                    "(kbd_sync, or the mbarrier its copy completes) orders it before this read",
+                    what, where, elem);
     if (info & KBD_CPU_SH_PENDING)
       kbd_cpu_fault(KBD_ERR_POISON, file, line,
                     "%s reads %s%s, which an asynchronous copy is still writing: wait for its completion first", what,
