@@ -148,7 +148,7 @@ static void test_specials(void **state) {
   float *in = (float *)dev_alloc(sizeof h), *out = (float *)dev_alloc(4);
   void *ws = dev_alloc(kbd_device_reduce_workspace_bytes(N));
   assert_true(kbd_ok(kbd_copy_to_device(in, h, sizeof h)));
-  float r;
+  float r = 0.0f;
   assert_int_equal(kbd_device_reduce_f32(in, N, out, KBD_RED_MAX, ws, NULL).code, KBD_OK);
   assert_true(kbd_ok(kbd_copy_to_host(&r, out, 4)));
   assert_true(r == INFINITY);
