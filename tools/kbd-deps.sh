@@ -1,7 +1,23 @@
 #!/usr/bin/env bash
 # kbd-deps.sh - install what building and testing kbd needs, only where it is missing.
 # Sourced by run-examples.sh and run-tests.sh. Debian/Ubuntu: apt-get (as root, or through sudo).
+# Logs (apt-get, pip) go to $KBD_LOG_DIR: the callers set it with `kbd_log_dir <build dir>` to <build dir>/logs,
+# so that concurrent builds never share a log file; unset, it is <repo>/build/logs.
 set -euo pipefail
+
+kbd_log_dir() {
+  KBD_LOG_DIR="$1/logs"
+  mkdir -p "$KBD_LOG_DIR"
+  export KBD_LOG_DIR
+}
+
+kbd__logs() {
+  if [ -z "${KBD_LOG_DIR:-}" ]; then
+    kbd_log_dir "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build"
+  fi
+  mkdir -p "$KBD_LOG_DIR"
+  echo "$KBD_LOG_DIR"
+}
 
 kbd_apt() {
   local sudo=""
@@ -10,10 +26,11 @@ kbd_apt() {
       echo "kbd: need root (or sudo) to apt-get install $*" >&2; return 1
     fi
   fi
-  if ! $sudo apt-get install -y --no-install-recommends "$@" >/tmp/kbd-apt.log 2>&1; then
-    $sudo apt-get update >/tmp/kbd-apt-update.log 2>&1 || true
-    $sudo apt-get install -y --no-install-recommends "$@" >>/tmp/kbd-apt.log 2>&1 || {
-      echo "kbd: apt-get install $* failed; see /tmp/kbd-apt.log" >&2; tail -5 /tmp/kbd-apt.log >&2; return 1; }
+  local logs; logs=$(kbd__logs)
+  if ! $sudo apt-get install -y --no-install-recommends "$@" >"$logs/apt.log" 2>&1; then
+    $sudo apt-get update >"$logs/apt-update.log" 2>&1 || true
+    $sudo apt-get install -y --no-install-recommends "$@" >>"$logs/apt.log" 2>&1 || {
+      echo "kbd: apt-get install $* failed; see $logs/apt.log" >&2; tail -5 "$logs/apt.log" >&2; return 1; }
   fi
 }
 
@@ -40,6 +57,7 @@ kbd_need_test_tools() {
   [ ${#pkgs[@]} -eq 0 ] || { echo "kbd: installing ${pkgs[*]}"; kbd_apt "${pkgs[@]}"; }
 }
 
+# Parallel jobs: the machine's cores.
 kbd_jobs() { nproc 2>/dev/null || echo 2; }
 
 # SASS checks (tests/ptx) need cuobjdump + nvdisasm, which this toolkit image lacks; both are on PyPI.
@@ -50,8 +68,10 @@ kbd_sass_tools() {
   if command -v cuobjdump >/dev/null 2>&1 && command -v nvdisasm >/dev/null 2>&1; then command -v cuobjdump; return 0; fi
   local found; found=$( (find "$dir" -name cuobjdump -type f 2>/dev/null || true) | head -1)
   if [ -z "$found" ] && command -v python3 >/dev/null 2>&1; then
+    local logs; logs=$(kbd__logs)
     python3 -m pip install --quiet --disable-pip-version-check --target "$dir" nvidia-cuda-cuobjdump \
-      nvidia-cuda-nvdisasm >/tmp/kbd-pip.log 2>&1 || echo "kbd: SASS tools not installed (see /tmp/kbd-pip.log); SASS checks skipped" >&2
+      nvidia-cuda-nvdisasm >"$logs/pip.log" 2>&1 ||
+      echo "kbd: SASS tools not installed (see $logs/pip.log); SASS checks skipped" >&2
     found=$( (find "$dir" -name cuobjdump -type f 2>/dev/null || true) | head -1)
   fi
   [ -n "$found" ] && chmod +x "$found" "$(dirname "$found")/nvdisasm" 2>/dev/null && echo "$found"
