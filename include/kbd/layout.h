@@ -101,6 +101,12 @@ typedef struct kbd_coord {
    : (layout) == KBD_LAYOUT_TMEM_ACC  ? KBD_LAYOUT_TMEM_ACC_OK(rows, cols, nthreads, vec)                              \
                                       : 0)
 
+/* " (here rows = 64, cols = 48)": the user's shape next to the rule. A static assertion's message must be a
+ * string literal, so the arguments are spelled as text: their macro-expanded spelling, which is the value
+ * whenever the user wrote a number or a macro naming one (gcc cannot print the value of a failed condition;
+ * clang prints the condition with the values substituted). */
+#define KBD__SHAPE_IS(R, C) " (here rows = " KBD_STR(R) ", cols = " KBD_STR(C) ")"
+
 /* Messages naming each rule, for the static assertions of the tile macros. */
 #define KBD_LAYOUT_RULE_ROW                                                                                            \
   "kbd: ROW tiles are R x C (R*C <= 2^20) owned by 1..1024 threads, with vec in {1,2,4,8,16} dividing C "              \
@@ -126,17 +132,18 @@ typedef struct kbd_coord {
 #define KBD_LAYOUT_STATIC_CHECK(layout, rows, cols, nthreads, vec)                                                     \
   KBD_STATIC_ASSERT((layout) >= KBD_LAYOUT_ROW && (layout) <= KBD_LAYOUT_TMEM_ACC,                                     \
                     "kbd: unknown layout id (use KBD_LAYOUT_ROW, _WGMMA_ACC, _MMA_A, _MMA_B, _MMA_C or _TMEM_ACC)");   \
-  KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_ROW || KBD_LAYOUT_ROW_OK(rows, cols, nthreads, vec), KBD_LAYOUT_RULE_ROW);  \
+  KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_ROW || KBD_LAYOUT_ROW_OK(rows, cols, nthreads, vec),                        \
+                    KBD_LAYOUT_RULE_ROW KBD__SHAPE_IS(rows, cols));                                                    \
   KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_WGMMA_ACC || KBD_LAYOUT_WGMMA_ACC_OK(rows, cols, nthreads, vec),            \
-                    KBD_LAYOUT_RULE_WGMMA_ACC);                                                                        \
+                    KBD_LAYOUT_RULE_WGMMA_ACC KBD__SHAPE_IS(rows, cols));                                              \
   KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_MMA_A || KBD_LAYOUT_MMA_A_OK(rows, cols, nthreads, vec),                    \
-                    KBD_LAYOUT_RULE_MMA_A);                                                                            \
+                    KBD_LAYOUT_RULE_MMA_A KBD__SHAPE_IS(rows, cols));                                                  \
   KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_MMA_B || KBD_LAYOUT_MMA_B_OK(rows, cols, nthreads, vec),                    \
-                    KBD_LAYOUT_RULE_MMA_B);                                                                            \
+                    KBD_LAYOUT_RULE_MMA_B KBD__SHAPE_IS(rows, cols));                                                  \
   KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_MMA_C || KBD_LAYOUT_MMA_C_OK(rows, cols, nthreads, vec),                    \
-                    KBD_LAYOUT_RULE_MMA_C);                                                                            \
+                    KBD_LAYOUT_RULE_MMA_C KBD__SHAPE_IS(rows, cols));                                                  \
   KBD_STATIC_ASSERT((layout) != KBD_LAYOUT_TMEM_ACC || KBD_LAYOUT_TMEM_ACC_OK(rows, cols, nthreads, vec),              \
-                    KBD_LAYOUT_RULE_TMEM_ACC)
+                    KBD_LAYOUT_RULE_TMEM_ACC KBD__SHAPE_IS(rows, cols))
 
 /* Threads that own a tile of `layout`: fixed by the instruction for MMA (a warp), WGMMA and TMEM_ACC (a
  * warpgroup), the caller's choice for ROW; 0 for an unknown id. */

@@ -73,14 +73,15 @@
  * here, at compile time, each with a message naming the rule. */
 #define KBD_TILE_L(dt, R, C, S, L)                                                                                     \
   struct {                                                                                                             \
-    KBD_STATIC_ASSERT((R) > 0 && (C) > 0, "kbd: tile rows and cols must be positive");                                 \
+    KBD_STATIC_ASSERT((R) > 0 && (C) > 0, "kbd: tile rows and cols must be positive" KBD__SHAPE_IS(R, C));             \
     KBD_STATIC_ASSERT((S) >= 32 && (S) <= 1024 && (S) % 32 == 0,                                                       \
                       "kbd: a tile's scope must be whole warps: KBD_WARP, KBD_WARPGROUP or KBD_CTA");                  \
     KBD_STATIC_ASSERT(((long long)(R) * (C)) % (S) == 0,                                                               \
-                      "kbd: tile rows*cols must be a multiple of the owning scope's thread count");                    \
+                      "kbd: tile rows*cols must be a multiple of the owning scope's thread count" KBD__SHAPE_IS(R,     \
+                                                                                                                C));   \
     KBD_STATIC_ASSERT((S) != KBD_WARPGROUP || KBD__CTA_THREADS >= KBD_WARPGROUP, KBD__WARPGROUP_TILE_RULE);            \
     KBD_STATIC_ASSERT((S) == KBD_WARPGROUP || (S) <= KBD__CTA_THREADS, KBD__SCOPE_TILE_RULE);                          \
-    KBD_LAYOUT_STATIC_CHECK((L), (R), (C), (S), KBD__VEC(sizeof(kbd_##dt), R, C, S));                                  \
+    KBD_LAYOUT_STATIC_CHECK((L), R, C, (S), KBD__VEC(sizeof(kbd_##dt), R, C, S));                                      \
     kbd_##dt v[KBD_LANES_HELD][KBD__NPT(R, C, S)];                                                                     \
     char (*kbd_meta_)[KBD__POS(R)][KBD__POS(C)][KBD__POS(S)][KBD__POS(L)][KBD_DT_##dt];                                \
     char (*kbd_kind_)[KBD_KIND_REG];                                                                                   \
