@@ -36,12 +36,13 @@ int main(int argc, char **argv) {
   KBD_CHECK(kbd_malloc((void **)&db, 4 * cols));
   KBD_CHECK(kbd_copy_to_device(dg, hg, 4 * cols));
   KBD_CHECK(kbd_copy_to_device(db, hb, 4 * cols));
-  layernorm_params p = {dx, dy, dg, db, rows, cols, eps};
+  layernorm_params p = {dx, dy, dg, db, rows, cols, eps, KBD_DT_f32};
   long long bad = 0;
   double worst[2] = {0, 0};
   for (int pass = 0; pass < 2; ++pass) {
     KBD_CHECK(kbd_copy_to_device(dx, pass ? (void *)bx : (void *)hx, (pass ? 2 : 4) * (size_t)n));
-    KBD_CHECK(pass ? layernorm_bf16(kbd_cfg_1d((unsigned)rows), p) : layernorm_f32(kbd_cfg_1d((unsigned)rows), p));
+    p.dtype = pass ? KBD_DT_bf16 : KBD_DT_f32;
+    KBD_CHECK(layernorm(kbd_cfg_1d((unsigned)rows), p));
     KBD_CHECK(kbd_device_sync());
     KBD_CHECK(kbd_copy_to_host(pass ? (void *)by : (void *)hy, dy, (pass ? 2 : 4) * (size_t)n));
     for (long long r = 0; r < rows; ++r) {

@@ -30,6 +30,7 @@
 
 #if KBD_MODE_CPU || KBD_MODE_CUDA
 #include "atomic.h"
+#include "print.h"
 #include "reduce.h"
 #include "reduce_tile.h"
 #include "regs.h"

@@ -4,7 +4,7 @@
  *   kbd_add_s(d, a, s) ... kbd_max_s                                     d = a op scalar s
  *   kbd_fma(d, a, b, c)                                                  d = a*b + c, one rounding
  *   kbd_neg kbd_abs kbd_exp kbd_exp2 kbd_log kbd_sqrt kbd_rsqrt
- *   kbd_tanh kbd_sigmoid kbd_gelu (d, a)                                 d = f(a)
+ *   kbd_tanh kbd_sigmoid kbd_gelu kbd_gelu_tanh (d, a)                   d = f(a)
  *   kbd_fill(d, s)  kbd_zero(d)  kbd_convert(d, a) (any dtype to any dtype)
  *
  * Operands share shape, scope and layout (checked at compile time); dtypes may differ. Float tiles
@@ -16,6 +16,12 @@
  * Math functions: CPU uses libm (expf, logf, ...), the GPU its CUDA math library equivalents; both are
  * within 2 ulp, not bit-identical (rsqrt on the GPU is rsqrt.approx.f32). gelu is the exact erf form,
  * computed as 0.5*x*erfc(-x/sqrt(2)); sigmoid is 1/(1 + exp(-x)), computed without overflow.
+ * gelu_tanh is the tanh approximation 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))) (GPT-2, PyTorch's
+ * approximate="tanh"), computed on both paths as x*sigmoid(2u) with expf and an IEEE division, within
+ * 4*(1 + |2u|) ulp of the exact value of that formula (for x < 0, exp amplifies the rounding of u by |2u|;
+ * measured on the CPU over every 7th f32: at most 3.2*(1 + |2u|) ulp); gelu_tanh(+inf) = +inf,
+ * gelu_tanh(-inf) = -0, gelu_tanh(-0) = -0, no NaN from a non-NaN x. Cost: ~20 instructions per element
+ * (one MUFU.EX2, one MUFU.RCP), about the erf form's; it is not built on tanh.approx.f32, see below.
  * NaN: every f32 result an op computes (all but kbd_convert and kbd_fill) that is NaN is 0x7fffffff on both
  * paths, the GPU's canonical NaN (kbd/numerics.h); i32 x / 0 is -1 on both paths.
  */
@@ -45,7 +51,8 @@ enum {
   KBD_OP_TANH,
   KBD_OP_SIGMOID,
   KBD_OP_GELU,
-  KBD_OP_COPY
+  KBD_OP_COPY,
+  KBD_OP_GELU_TANH
 };
 
 /* NaN results: the GPU's add/sub/mul/div give 0x7fffffff, the host's other bits; kbd_f32_arith_nan gives the
@@ -90,6 +97,19 @@ KBD_TILE_FN float kbd_f32_unop(int op, float x) {
   }
   /* erfc form: 1 + erf(z) cancels for negative z; erfc(-z) keeps full relative accuracy there. */
   case KBD_OP_GELU: r = 0.5f * x * erfcf(-x * 0.70710678118654752f); break;
+  /* 0.5*(1 + tanh(u)) == sigmoid(2u) == 1/(1 + exp(-2u)), u = sqrt(2/pi)*(x + 0.044715*x^3). Not
+   * tanh.approx.f32 (MUFU.TANH, sm_75+): its relative error of up to 2^-10.99 (PTX ISA, tanh) is an
+   * absolute error of ~5e-4 in 1 + tanh(u), which is all of the answer once x < -3 (1 + tanh(u) = 3.5e-5
+   * at x = -4); nor 1 + tanhf(u), which cancels too (15 of 24 bits lost at x = -4). The sigmoid form has
+   * no cancellation and takes exp only of a non-positive argument (no overflow). |x| > 2^64: x*x is inf,
+   * z = +-inf and s = 1 or 0; s == 0 gives -0, also for x = -inf (where x*s would be NaN). */
+  case KBD_OP_GELU_TANH: {
+    const float z = 1.5957691216057308f * x * (1.0f + 0.044715f * x * x); /* 2u; 1.5957... = 2*sqrt(2/pi) */
+    const float e = expf(-fabsf(z));
+    const float s = z >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    r = s == 0.0f ? -0.0f : x * s;
+    break;
+  }
   default: return x;
   }
   return kbd_f32_arith_nan(r);
@@ -228,6 +248,7 @@ KBD_TILE_FN void kbd_tile_fma(void *d, int dd, const void *a, int da, const void
 #define kbd_tanh(d, a) KBD__UNF(d, a, KBD_OP_TANH, "kbd_tanh")
 #define kbd_sigmoid(d, a) KBD__UNF(d, a, KBD_OP_SIGMOID, "kbd_sigmoid")
 #define kbd_gelu(d, a) KBD__UNF(d, a, KBD_OP_GELU, "kbd_gelu")
+#define kbd_gelu_tanh(d, a) KBD__UNF(d, a, KBD_OP_GELU_TANH, "kbd_gelu_tanh")
 #define kbd_convert(d, a) KBD__UN(d, a, KBD_OP_COPY)
 
 #define kbd_fma(d, a, b, c)                                                                                            \
