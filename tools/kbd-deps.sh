@@ -54,6 +54,8 @@ kbd_need_test_tools() {
     local ver; ver=$(apt-cache depends llvm 2>/dev/null | sed -n 's/.*Depends: llvm-\([0-9]*\)$/\1/p' | head -1)
     pkgs+=("llvm-${ver:-14}-tools")
   fi
+  # gdb (with its Python) runs the gdb-helper test (tests/sanitize gdb_helpers, docs/debugging.md).
+  command -v gdb >/dev/null 2>&1 || pkgs+=(gdb)
   [ ${#pkgs[@]} -eq 0 ] || { echo "kbd: installing ${pkgs[*]}"; kbd_apt "${pkgs[@]}"; }
 }
 

@@ -3,6 +3,8 @@
  *   transpose_cpu [rows cols [blocks]]      (default 1000 x 1000 on min(tiles, 132) blocks; CPU machine)
  *   transpose_sm90a / _sm100a               (the same on the GPU)
  *   transpose_f32_cpu / _sm90a / _sm100a    (f32 elements)
+ *   transpose_noswz_cpu / _sm90a / _sm100a  (bf16 on unswizzled shared tiles: correct, but 8-way bank conflicts;
+ *                                           KBD_CPU_PROFILE=1 shows them, docs/profiling.md)
  *
  * Any rows, cols >= 1: x and y rows are padded to a multiple of 16 bytes (the tensor maps' row pitch rule).
  * x holds arbitrary bit patterns (NaNs and subnormals included), y starts as their complement and its padding

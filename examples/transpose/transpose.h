@@ -42,13 +42,19 @@ typedef TR_CAT(kbd_, TR_DT) tr_elem; /* kbd_bf16 or kbd_f32 */
 #define TR_NAME KBD_STR(TR_DT)       /* "bf16" or "f32", for messages */
 KBD_STATIC_ASSERT(sizeof(tr_elem) == 2 || sizeof(tr_elem) == 4, "transpose: the element type must be 2 or 4 bytes");
 
+/* The shared tiles' swizzle. Only the transpose_noswz programs change it (to KBD_SWIZZLE_NONE, the control that
+ * shows what the swizzle buys: KBD_CPU_PROFILE reports 8 wavefronts per 8x8 matrix there, docs/profiling.md). */
+#ifndef TR_SWIZZLE
+#define TR_SWIZZLE KBD_SWIZZLE_128B
+#endif
+
 /* ---- geometry, for any element type token dt --------------------------------------------------------- */
 #define TR_TM 64 /* tile rows of x = tile columns of y */
 /* tile columns of x: one 128-byte swizzle span per row (64 bf16, 32 f32) */
 #define TR_TN_OF(dt) ((int)(128 / sizeof(TR_CAT(kbd_, dt))))
 /* x's tile (TR_TM x TR_TN, one box) and y's (TR_TN x TR_TM: 64 x 64 bf16 is one box, 32 x 64 f32 two) */
-#define TR_IN_TILE(dt) KBD_STILE(dt, TR_TM, TR_TN_OF(dt), KBD_SWIZZLE_128B)
-#define TR_OUT_TILE(dt) KBD_STILE(dt, TR_TN_OF(dt), TR_TM, KBD_SWIZZLE_128B)
+#define TR_IN_TILE(dt) KBD_STILE(dt, TR_TM, TR_TN_OF(dt), TR_SWIZZLE)
+#define TR_OUT_TILE(dt) KBD_STILE(dt, TR_TN_OF(dt), TR_TM, TR_SWIZZLE)
 /* A warp's strip (see above): ldmatrix/stmatrix pairs for 16-bit types, scalar reads + 16-byte writes else. */
 #define TR_W_OF(dt) (sizeof(TR_CAT(kbd_, dt)) == 2 ? 16 : 4)
 #define TR_LAYOUT_OF(dt) (sizeof(TR_CAT(kbd_, dt)) == 2 ? KBD_LAYOUT_MMA_C : KBD_LAYOUT_ROW)
@@ -103,7 +109,7 @@ static inline kbd_tensor_map_desc tr_map_desc(const tr_elem *dev, long long rows
                                               uint32_t box_lines, uint32_t box_inner) {
   return kbd_tensor_map_desc_2d((kbd_tmap_dtype)KBD_TMAP_DT_OF(TR_CAT(KBD_DT_, TR_DT)), dev, (uint64_t)rows,
                                 (uint64_t)cols, (uint64_t)ld * sizeof(tr_elem), box_lines, box_inner,
-                                KBD_TMAP_SWIZZLE_128B);
+                                kbd_tmap_swizzle_of(TR_SWIZZLE));
 }
 
 KBD_KERNEL_DECL(tr_transpose, tr_params);

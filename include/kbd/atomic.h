@@ -53,8 +53,17 @@
  * (written state): *p = v / *p. A raw `p[i] = v` works the same on the GPU but is invisible to the
  * machine, so a later kbd load of those bytes is reported as never written. Per-thread: like any store,
  * 32 lanes storing the same value to the same address are one value. */
-#define kbd_st_global(p, v) (kbd_hw_global_write((p), sizeof *(p), "kbd_st_global", KBD_SITE), (void)(*(p) = (v)))
-#define kbd_ld_global(p) (kbd_hw_global_read((p), sizeof *(p), "kbd_ld_global", KBD_SITE), *(p))
+#define kbd_st_global(p, v)                                                                                            \
+  (kbd_hw_global_write((p), sizeof *(p), "kbd_st_global", KBD_SITE), KBD__SCALAR_PROF(p, 1, "kbd_st_global"),          \
+   (void)(*(p) = (v)))
+#define kbd_ld_global(p)                                                                                               \
+  (kbd_hw_global_read((p), sizeof *(p), "kbd_ld_global", KBD_SITE), KBD__SCALAR_PROF(p, 0, "kbd_ld_global"), *(p))
+/* KBD_CPU_PROFILE (kbd/cpu/profile.h) records the access as a global site; nothing on the GPU. op: 0 ld, 1 st. */
+#if KBD_MODE_CPU
+#define KBD__SCALAR_PROF(p, op, what) kbd__prof_scalar_global((p), (int)sizeof *(p), (op), (what), KBD_SITE)
+#else
+#define KBD__SCALAR_PROF(p, op, what) ((void)0)
+#endif
 #endif
 
 #endif /* KBD_ATOMIC_H */

@@ -576,12 +576,34 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
     }                                                                                                                  \
   } while (0)
 
+/* KBD_CPU_PROFILE (kbd/cpu/profile.h): kbd_vec_load's warp instructions, one per slot, with the 32 lanes'
+ * addresses (indices at or past n: inactive lanes). Nothing on the GPU. */
+#if KBD_MODE_CPU
+#define KBD__VEC_LOAD_PROF(m, p, lb, ln, lp)                                                                           \
+  if (KBD_UNLIKELY(kbd__prof_on())) {                                                                                  \
+    for (int kbd_pk_ = 0; kbd_pk_ < KBD_VEC_SLOTS(m); ++kbd_pk_) {                                                     \
+      char *kbd_pa_[KBD_LANES_HELD];                                                                                   \
+      unsigned char kbd_pv_[KBD_LANES_HELD];                                                                           \
+      for (int kbd_pl_ = 0; kbd_pl_ < KBD_LANES_HELD; ++kbd_pl_) {                                                     \
+        const long long kbd_pi_ = (lb) + kbd_rt_index((lp), KBD_SCOPE_TID((lp).scope, kbd_pl_), kbd_pk_);              \
+        kbd_pv_[kbd_pl_] = (unsigned char)(kbd_pi_ < (ln));                                                            \
+        kbd_pa_[kbd_pl_] = (char *)(uintptr_t)(&(p)[kbd_pv_[kbd_pl_] ? kbd_pi_ : 0]);                                  \
+      }                                                                                                                \
+      kbd__prof_global("kbd_vec_load", KBD_PROFILE_LD, (int)sizeof((p)[0]), kbd_pa_, kbd_pv_, KBD_LANES_HELD,          \
+                       KBD_SITE);                                                                                      \
+    }                                                                                                                  \
+  }
+#else
+#define KBD__VEC_LOAD_PROF(m, p, lb, ln, lp)
+#endif
+
 /* The inverse: every thread reads the indices its slots stand for (a handful of loads of the same few lines
  * across the scope, served by L1). Indices at or past n read as 0, so a tile hanging over the edge is safe. */
 #define kbd_vec_load(m, p, base, n)                                                                                    \
   do {                                                                                                                 \
     const kbd_rt_plan kbd_lp_ = KBD__V_PLAN(m);                                                                        \
     const long long kbd_lb_ = (long long)(base), kbd_ln_ = (long long)(n);                                             \
+    KBD__VEC_LOAD_PROF(m, p, kbd_lb_, kbd_ln_, kbd_lp_)                                                                \
     for (int kbd_ll_ = 0; kbd_ll_ < KBD_LANES_HELD; ++kbd_ll_) {                                                       \
       const int kbd_lt_ = KBD_SCOPE_TID(kbd_lp_.scope, kbd_ll_);                                                       \
       KBD_UNROLL for (int kbd_lk_ = 0; kbd_lk_ < KBD_VEC_SLOTS(m); ++kbd_lk_) {                                        \

@@ -154,6 +154,25 @@ KBD__STILE_FN void kbd__stile_mat(kbd_tile_shape t, char *frag, char *base, kbd_
   }
 }
 
+#if KBD_MODE_CPU
+/* KBD_CPU_PROFILE (kbd/cpu/profile.h): the warp instructions of the vector / element path of kbd_stile_move_,
+ * each with its 32 lanes' addresses from the same plan and offset function, recorded at the caller's site.
+ * The matrix path is recorded by the ldmatrix/stmatrix emulation itself (cpu/smatrix.h), which sees all rows. */
+KBD__STILE_FN void kbd__stile_prof(kbd_tile_shape t, char *base, kbd_smem_shape s, int r0, int c0, int trans, int store,
+                                   int run, int vec_ok, const char *what, KBD_SITE_PARAMS) {
+  char *a[KBD_LANES_HELD];
+  const int per_run = vec_ok ? 1 : run, bytes = (vec_ok ? run : 1) * t.esize;
+  for (int i = 0; i < t.npt; i += run)
+    for (int k = 0; k < per_run; ++k) {
+      for (int l = 0; l < KBD_LANES_HELD; ++l) {
+        const kbd_coord e = kbd_stile_elem(trans, r0, c0, kbd_tile_coord(t, KBD_SCOPE_TID(t.scope, l), i + k));
+        a[l] = base + kbd_smem_tile_offset(&s, e.row, e.col);
+      }
+      kbd__prof_smem(what, store ? KBD_PROFILE_ST : KBD_PROFILE_LD, bytes, a, NULL, KBD_LANES_HELD, KBD_SITE_ARGS);
+    }
+}
+#endif
+
 /* The one routine behind every macro below. t: the register tile's shape, frag its v array; base, s: the shared
  * tile; (r0, c0): the window origin in the shared tile; trans: t[r][c] <-> s[r0+c][c0+r]. */
 KBD__STILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kbd_smem_shape s, int r0, int c0,
@@ -179,6 +198,9 @@ KBD__STILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kb
   const int along_col = rdim == 1, rb = run * es;
   const int vec_ok =
       run > 1 && rdim == kbd_stile_cont_dim(s.major) && ((unsigned)(rdim ? c0 : r0) & (unsigned)(run - 1)) == 0;
+#if KBD_MODE_CPU
+  if (KBD_UNLIKELY(kbd__prof_on())) kbd__stile_prof(t, base, s, r0, c0, trans, store, run, vec_ok, what, KBD_SITE_ARGS);
+#endif
   for (int l = 0; l < KBD_LANES_HELD; ++l) {
     const int tid = KBD_SCOPE_TID(t.scope, l);
     char *f = frag + (size_t)l * t.npt * es;

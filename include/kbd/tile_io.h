@@ -96,6 +96,55 @@ KBD_TILE_FN int kbd_tile_run_(kbd_tile_shape s) {
   return s.layout == KBD_LAYOUT_ROW ? s.vec : 1;
 }
 
+#if KBD_MODE_CPU
+/* KBD_CPU_PROFILE (kbd/cpu/profile.h): the warp instructions the GPU issues for kbd_tile_move's vector path
+ * (the CPU-only fast path below moves the same bytes), one record each with the 32 lanes' addresses: a vector
+ * access for the lanes whose chunk is whole inside the tensor, then per element the other lanes' elements that
+ * are inside; masked lanes take no part. */
+static __attribute__((noinline, unused)) void kbd__tile_prof(kbd_tile_shape s, char *mem, long long nrows,
+                                                             long long ncols, long long ld, long long r0, long long c0,
+                                                             int store, int is_smem, const char *what, const char *file,
+                                                             int line) {
+  const int es = s.esize, run = kbd_tile_run_(s), vb = run * es, op = store ? KBD_PROFILE_ST : KBD_PROFILE_LD;
+  const int vec_ok = run > 1 &&
+                     ((unsigned long long)(size_t)(mem + (r0 * ld + c0) * es) % (unsigned long long)vb) == 0 &&
+                     (s.rows == 1 || ((unsigned long long)(ld * es) % (unsigned long long)vb) == 0);
+  char *a[KBD_LANES_HELD];
+  unsigned char vec[KBD_LANES_HELD], act[KBD_LANES_HELD];
+  for (int i = 0; i < s.npt; i += run) {
+    int any = 0;
+    for (int l = 0; l < KBD_LANES_HELD; ++l) {
+      const kbd_coord c = kbd_tile_coord(s, KBD_SCOPE_TID(s.scope, l), i);
+      const long long gr = r0 + c.row, gc = c0 + c.col;
+      vec[l] = (unsigned char)(vec_ok && gr >= 0 && gr < nrows && gc >= 0 && gc + run <= ncols);
+      a[l] = mem + (gr * ld + gc) * es;
+      any |= vec[l];
+    }
+    if (any) {
+      if (is_smem)
+        kbd__prof_smem(what, op, vb, a, vec, KBD_LANES_HELD, file, line);
+      else
+        kbd__prof_global(what, op, vb, a, vec, KBD_LANES_HELD, file, line);
+    }
+    for (int k = 0; k < run; ++k) {
+      any = 0;
+      for (int l = 0; l < KBD_LANES_HELD; ++l) {
+        const kbd_coord c = kbd_tile_coord(s, KBD_SCOPE_TID(s.scope, l), i + k);
+        const long long er = r0 + c.row, ec = c0 + c.col;
+        act[l] = (unsigned char)(!vec[l] && er >= 0 && er < nrows && ec >= 0 && ec < ncols);
+        a[l] = mem + (er * ld + ec) * es;
+        any |= act[l];
+      }
+      if (!any) continue;
+      if (is_smem)
+        kbd__prof_smem(what, op, es, a, act, KBD_LANES_HELD, file, line);
+      else
+        kbd__prof_global(what, op, es, a, act, KBD_LANES_HELD, file, line);
+    }
+  }
+}
+#endif
+
 /* The one routine behind every tile <-> memory move. frag: the tile's v array; mem: element (0,0) of the
  * tensor; the tile's (0,0) lands at tensor (r0, c0). is_smem: shared memory (no masking). */
 KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long long nrows, long long ncols, long long ld,
@@ -115,6 +164,7 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
     }
   }
 #if KBD_MODE_CPU
+  if (KBD_UNLIKELY(kbd__prof_on())) kbd__tile_prof(s, mem, nrows, ncols, ld, r0, c0, store, is_smem, what, file, line);
   /* Emulator fast path (no GPU counterpart needed: it moves the same bytes). In a ROW tile whose rows hold
    * whole warp runs (cols a multiple of 32*vec), the 32 lanes' chunk j of a warp is one contiguous run of
    * 32*vec elements in one row, so an interior tile is one check and a few memcpys per run instead of

@@ -9,11 +9,12 @@
  * (the row a lane gives ldmatrix/stmatrix), kbd_tile_coord + kbd_stile_elem (the element path) and
  * kbd_smem_tile_offset (THE offset function, which the GPU code, the CPU machine and the TMA emulation use).
  *
- * Bank model (32 banks of 4 bytes, ptx-reference / CUDA Programming Guide "Shared Memory"): a warp-wide
- * access of b bytes per lane is served in phases of 128/b lanes (all 32 for b <= 4, 16 for 8 bytes, 8 for 16
- * bytes: one ldmatrix/stmatrix 8x8 matrix, lanes 8m..8m+7, is one phase); inside a phase a bank delivers one
- * 4-byte word per wavefront (lanes reading the same word share it). So a phase costs the largest number of
- * distinct words any bank is asked for, and it is conflict free when that is 1.
+ * Bank model: kbd/memmodel.h (kbd_smem_wavefronts, kbd_smem_ideal_wavefronts; docs/profiling.md), the functions
+ * the CPU machine's profiler uses (KBD_CPU_PROFILE; tests/profile checks a real run of this kernel): 32 banks of
+ * 4 bytes; a warp-wide access of b bytes per lane is served in phases of 128/b lanes (all 32 for b <= 4, 16 for
+ * 8 bytes, 8 for 16 bytes: one ldmatrix/stmatrix 8x8 matrix, lanes 8m..8m+7, is one phase); inside a phase a
+ * bank delivers one 4-byte word per wavefront (lanes reading the same word share it). So a phase costs the
+ * largest number of distinct words any bank is asked for, and it is conflict free when that is 1.
  *
  *   tr_plan              the moves take the paths the bank argument assumes: bf16 ldmatrix .trans / stmatrix
  *                        (no .trans), f32 scalar reads and 16-byte writes
@@ -26,39 +27,25 @@
  *   tr_control_strip     the swizzle alone is not enough: an f32 strip of 32 x 32 (ROW) instead of 32 x 4
  *                        reads 8 lines x 4 columns per instruction, which the 16-byte swizzle maps to 8 banks:
  *                        4 wavefronts each
+ *   tr_profiler_agrees   the kernel itself (both element sizes, one tile, linked from examples/transpose) run under
+ *                        the CPU machine's profiler (KBD_CPU_PROFILE, kbd/cpu/profile.h): its two shared sites
+ *                        have exactly the replay's instructions, wavefronts and conflict-free minimum
  */
 #include "transpose.h"
+
+#include <kbd/memmodel.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
-/* ---- the bank model ------------------------------------------------------------------------------------ */
-
-/* Wavefronts of one warp-wide access: `lanes` lanes (32, or 8 * matrices), `bytes` each at addr[lane]. */
-static int tb_wavefronts(const uint32_t *addr, int lanes, int bytes) {
-  const int per_phase = bytes <= 4 ? 32 : 128 / bytes;
-  int total = 0;
-  for (int p0 = 0; p0 < lanes; p0 += per_phase) {
-    uint32_t words[32][32];
-    int n[32] = {0}, worst = 0;
-    for (int l = p0; l < p0 + per_phase && l < lanes; ++l)
-      for (uint32_t w = addr[l] / 4u; w <= (addr[l] + (uint32_t)bytes - 1u) / 4u; ++w) {
-        const int bank = (int)(w % 32u);
-        int seen = 0;
-        for (int i = 0; i < n[bank]; ++i) seen |= words[bank][i] == w;
-        if (!seen) words[bank][n[bank]++] = w;
-        if (n[bank] > worst) worst = n[bank];
-      }
-    total += worst;
-  }
-  return total;
-}
+/* ---- the bank model: kbd/memmodel.h (kbd_smem_wavefronts, the function the CPU machine's profiler uses) ---- */
 
 /* ---- the replay of one tile ---------------------------------------------------------------------------- */
 
@@ -72,10 +59,9 @@ typedef struct tb_stats {
 } tb_stats;
 
 static void tb_account(tb_stats *st, const uint32_t *addr, int lanes, int bytes) {
-  const int per_phase = bytes <= 4 ? 32 : 128 / bytes;
   st->instructions++;
-  st->phases += (lanes + per_phase - 1) / per_phase;
-  st->wavefronts += tb_wavefronts(addr, lanes, bytes);
+  st->phases += kbd_smem_ideal_wavefronts(addr, NULL, lanes, bytes);
+  st->wavefronts += kbd_smem_wavefronts(addr, NULL, lanes, bytes);
   st->bytes = bytes;
   for (int l = 0; l < lanes; ++l)
     for (int b = 0; b < bytes; ++b) {
@@ -237,6 +223,38 @@ static void tr_control_none(void **state) {
   assert_int_equal(tb_store.wavefronts, 8 * tb_store.phases); /* 8 lines, one chunk: one bank group */
 }
 
+/* The replay against the profiler's record of a real run of the kernel on one tile (grid 1, 64 x 64 x). */
+long long prof_tr_run_swz(long long rows, long long cols, unsigned grid); /* tests/profile/prof_tr_*.c */
+long long prof_tr_run_f32(long long rows, long long cols, unsigned grid);
+static void tb_agrees(const tb_stats *st, const char *what, int op) {
+  const kbd_profile *p = kbd_profile_last();
+  const kbd_profile_site *s = NULL;
+  assert_non_null(p);
+  for (int i = 0; i < p->nsites; ++i)
+    if (strcmp(p->sites[i].what, what) == 0) s = &p->sites[i];
+  assert_non_null(s);
+  assert_int_equal(s->op, op);
+  assert_int_equal(s->instructions, st->instructions);
+  assert_int_equal(s->wavefronts, st->wavefronts);
+  assert_int_equal(s->ideal, st->phases);
+  assert_int_equal(s->bytes_per_lane, st->bytes);
+}
+static void tr_profiler_agrees(void **state) {
+  (void)state;
+  setenv("KBD_CPU_THREADS", "1", 1);
+  kbd_profile_enable(1);
+  tb_tile(&tb_load, &tb_store, TB_SHAPE(strip_bf16), TB_SMEM(in_bf16), TB_SMEM(out_bf16));
+  assert_int_equal(prof_tr_run_swz(64, 64, 1), 0);
+  tb_agrees(&tb_load, "kbd_stile_load_t_at", KBD_PROFILE_LDMATRIX);
+  tb_agrees(&tb_store, "kbd_stile_store_at", KBD_PROFILE_STMATRIX);
+  /* f32: x tiles are 64 x 32 (128-byte lines), so a 64 x 32 x is one tile */
+  tb_tile(&tb_load, &tb_store, TB_SHAPE(strip_f32), TB_SMEM(in_f32), TB_SMEM(out_f32));
+  assert_int_equal(prof_tr_run_f32(64, 32, 1), 0);
+  tb_agrees(&tb_load, "kbd_stile_load_t_at", KBD_PROFILE_LD);
+  tb_agrees(&tb_store, "kbd_stile_store_at", KBD_PROFILE_ST);
+  kbd_profile_enable(-1);
+}
+
 /* Control: with the swizzle but a wide f32 strip, a read instruction covers 8 lines x 4 columns. */
 typedef KBD_TILE(f32, 32, 32, KBD_WARP) wide_strip_f32;
 static void tr_control_strip(void **state) {
@@ -251,7 +269,7 @@ static void tr_control_strip(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tr_plan),         cmocka_unit_test(tr_banks_bf16),    cmocka_unit_test(tr_banks_f32),
-      cmocka_unit_test(tr_control_none), cmocka_unit_test(tr_control_strip),
+      cmocka_unit_test(tr_control_none), cmocka_unit_test(tr_control_strip), cmocka_unit_test(tr_profiler_agrees),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

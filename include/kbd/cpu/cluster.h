@@ -95,6 +95,7 @@ static inline void kbd_hw_cluster_wait(KBD_SITE_PARAMS) {
     kbd_cpu_fault(KBD_ERR_BARRIER, KBD_SITE_ARGS,
                   "kbd_cluster_wait without a kbd_cluster_arrive before it: a thread waits for the phase it arrived "
                   "at (use kbd_cluster_sync for both)");
+  kbd_cpu_prof_wait(G->cl_phase == w->cl_phase); /* a barrier wait; blocked unless the phase already completed */
   if (G->cl_phase == w->cl_phase) {
     while (G->cl_phase == w->cl_phase)
       kbd_cpu_block(G, w->cl_phase, kbd_cpu_cluster_describe, KBD_SITE_ARGS);
@@ -262,6 +263,8 @@ static inline void kbd_hw_tma_load_multicast(void *dst, uint32_t line_bytes, uin
     kbd_cpu_mbar *m = kbd_cpu_peer_mbar(w, peer, bar, what, KBD_SITE_ARGS);
     kbd_cpu_copy_issue_at(peer, w, m, off, bytes, map, kbd_cpu_tma_land, c, what, KBD_SITE_ARGS);
   }
+  /* One read of global memory however many CTAs receive the box: that is the point of multicast. */
+  kbd_cpu_prof_tma(0, bytes);
 }
 
 #endif /* KBD_MODE_CPU */

@@ -8,6 +8,7 @@
  *   pool.h     host threads and a launch
  *   smem.h     a CTA's shared memory: static declarations, bounds, checked accesses
  *   global.h   device allocations (kbd_malloc) and checked global accesses
+ *   profile.h  KBD_CPU_PROFILE: bank conflicts, coalescing and counters per launch (docs/profiling.md)
  *
  * docs/cpu-machine.md describes the model. Only kbd/cpu/ twins (the CPU side of kbd/hw.h) call into it.
  */
@@ -16,6 +17,7 @@
 
 #include "global.h"
 #include "pool.h"
+#include "profile.h"
 #include "report.h"
 #include "sched.h"
 #include "shadow.h"

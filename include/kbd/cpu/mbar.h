@@ -131,6 +131,7 @@ static inline void kbd_cpu_mbar_check(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
   if (m->pending != 0 || m->tx != 0) return;
   kbd_cpu_mbar_order_check(cta, m);
   m->phase++;
+  KBD_CPU_TRACE_MBAR_DONE(cta, m);
   m->pending = m->expected;
   const size_t n = (size_t)kbd_cpu_nclk(cta->G) * sizeof m->clk[0];
   memcpy(m->done, m->clk, n);
@@ -309,6 +310,7 @@ static inline int kbd_hw_mbar_try_wait(uint64_t *bar, uint32_t parity, KBD_SITE_
   if ((m->phase & 1u) != (parity & 1u)) {
     kbd_cpu_acquire(w, m->done);
     kbd_cpu_mbar_observe(w, m, KBD_SITE_ARGS);
+    kbd_cpu_prof_wait(0); /* a successful try/test_wait; the failed polls before it are not waits */
     return 1;
   }
   kbd_cpu_spin(KBD_SITE_ARGS);
@@ -326,6 +328,7 @@ static inline void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PAR
   kbd_cpu_warp *w = kbd_cpu_self();
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_mbarrier_wait", KBD_SITE_ARGS);
   if ((m->phase & 1u) == (parity & 1u)) kbd_cpu_copies_deliver(w->cta, m);
+  kbd_cpu_prof_wait((m->phase & 1u) == (parity & 1u));
   while ((m->phase & 1u) == (parity & 1u)) {
     m->waiters |= 1u << w->id;
     kbd_cpu_block(m, parity & 1u, kbd_cpu_mbar_describe, KBD_SITE_ARGS);

@@ -514,6 +514,7 @@ static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint6
                     (unsigned long long)op->bdesc, op->accumulate, op->file, op->line, w->id, kind, idesc,
                     (unsigned long long)adesc, (unsigned long long)bdesc, accumulate);
   } else {
+    kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel); /* once per warpgroup instruction: its first warp */
     op = (kbd_cpu_wgop *)calloc(1, sizeof *op);
     if (!op ||
         (g->n == g->cap && !(g->ops = (kbd_cpu_wgop **)realloc(
@@ -821,6 +822,7 @@ static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_
                   "tcgen05.mma M = %d: the D address's lane is %u; it must be 0%s (ptx-reference 5.7)", s.m, lane,
                   s.m == 64 ? " or 16 (Layout F: rows 16w.. at lanes 32w + lane..)" : " (Layout D: row m at lane m)");
   kbd_cpu_tmem_inside(S, col, (uint32_t)s.n, "tcgen05.mma (D)", KBD_SITE_ARGS);
+  kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel);
   kbd_cpu_umma *u = (kbd_cpu_umma *)calloc(1, sizeof *u);
   if (u) u->res = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)s.m * (size_t)s.n);
   if (!u || !u->res) {

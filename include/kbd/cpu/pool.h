@@ -7,6 +7,7 @@
 #ifndef KBD_CPU_POOL_H
 #define KBD_CPU_POOL_H
 
+#include "profile.h"
 #include "sched.h"
 
 #if KBD_MODE_CPU
@@ -28,6 +29,7 @@ static inline void *kbd_cpu_worker(void *arg) {
   int drained = 0; /* no more blocks to take */
   struct timespec t0;
   unsigned long long p0 = 0;
+  kbd_cpu_prof_worker_begin(L);
   for (;;) {
     int all_stalled = nact > 0;
     for (int a = 0; a < nact;) {
@@ -96,6 +98,7 @@ static inline void *kbd_cpu_worker(void *arg) {
     sched_yield();
   }
   if (stalled_flag) __atomic_fetch_sub(&L->stalled_workers, 1, __ATOMIC_ACQ_REL);
+  kbd_cpu_prof_worker_end(L);
   __atomic_fetch_sub(&L->live_workers, 1, __ATOMIC_ACQ_REL);
   for (int a = 0; a < nact; ++a)
     kbd_cpu_group_free(act[a]);
@@ -225,6 +228,7 @@ static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int th
   L.spin_timeout_ms = kbd_cpu_env_long("KBD_CPU_SPIN_TIMEOUT_MS", 200);
   L.race_check = kbd_cpu_env_long("KBD_CPU_RACECHECK", 1) != 0;
   pthread_mutex_init(&L.mu, NULL);
+  kbd_cpu_prof_begin(&L);
   unsigned long long nw = (unsigned long long)kbd_cpu_host_threads();
   if (nw > L.nclusters) nw = L.nclusters;
   L.live_workers = (int)nw;
@@ -247,6 +251,7 @@ static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int th
     for (unsigned long long i = 0; i < started; ++i)
       pthread_join(tid[i], NULL);
   }
+  kbd_cpu_prof_end(&L);
   pthread_mutex_destroy(&L.mu);
   if (!kbd_ok(L.status) && kbd_cpu_env_long("KBD_CPU_QUIET", 0) == 0) {
     fprintf(stderr, "kbd: %s: %s\n", kbd_code_name(L.status.code), L.status.msg);

@@ -52,8 +52,7 @@ static inline void kbd_cpu_warp_main(void *arg) {
   w->cta->L->entry(w->cta->L->params);
   w->state = KBD_CPU_W_DONE;
   kbd_cpu_warp_exit_check(w);
-  kbd_fiber_switch(&w->fiber, &w->cta->G->sched);
-  abort();
+  kbd_fiber_exit(&w->fiber, &w->cta->G->sched);
 }
 
 /* Shared memory starts as a NaN pattern (0x7FBF7FBF words: NaN as f32, as each f16/bf16 half): detection
@@ -142,6 +141,7 @@ static inline void kbd_cpu_group_start(kbd_cpu_group *G, unsigned long long k) {
     G->nwarps += G->ctas[s]->nwarps;
   }
   G->first = G->ctas[0]->linear;
+  kbd_cpu_trace_setup(G->L);
   if (!kbd_cpu_shadow_start(G)) {
     fprintf(stderr, "kbd: out of host memory for the shared-memory shadow\n");
     abort();
@@ -174,7 +174,9 @@ static inline int kbd_cpu_group_step(kbd_cpu_group *G) {
     G->last = g;
     w->spinning = 0;
     kbd_cpu_cur = w;
+    if (KBD_CPU_TRACED(w->cta)) kbd_cpu_trace_run(w);
     kbd_fiber_switch(&G->sched, &w->fiber);
+    if (KBD_CPU_TRACED(w->cta)) kbd_cpu_trace_stop(w);
     kbd_cpu_cur = NULL;
     if (G->failed) return KBD_CPU_GROUP_FAILED;
     if (w->spinning) {

@@ -1,6 +1,7 @@
 /* kbd/cpu/smatrix.h - ldmatrix / stmatrix emulated as the PTX ISA defines them (ptx-reference §7.2), every
  * row through the shared-memory checks (bounds, never-written and pending bytes, races), and sized
- * shared-memory moves (CPU twin of ptx/smatrix.h; the arguments are described there). */
+ * shared-memory moves (CPU twin of ptx/smatrix.h; the arguments are described there). Under KBD_CPU_PROFILE each
+ * instruction is one record of its 8 * nmat rows (kbd/cpu/profile.h). */
 #ifndef KBD_CPU_SMATRIX_H
 #define KBD_CPU_SMATRIX_H
 
@@ -21,6 +22,8 @@ static inline void kbd_cpu_matrix_set(char *const *row, int m, int i, int k, uin
 
 static inline void kbd_hw_ldmatrix(uint32_t (*d)[4], char *const *row, const kbd_coord *at, int nmat, int tr,
                                    int cont_col, const char *what, KBD_SITE_PARAMS) {
+  if (KBD_UNLIKELY(kbd_cpu_prof_cur))
+    kbd__prof_smem(what, KBD_PROFILE_LDMATRIX, 16, row, NULL, 8 * nmat, KBD_SITE_ARGS);
   for (int l = 0; l < 8 * nmat; ++l) /* the rows the instruction reads: 16 bytes each */
     kbd_hw_smem_read(row[l], 16, cont_col ? 2 : 16, what, at[l].row, at[l].col, KBD_SITE_ARGS);
   for (int t = 0; t < KBD_WARP_SIZE; ++t)
@@ -34,6 +37,8 @@ static inline void kbd_hw_ldmatrix(uint32_t (*d)[4], char *const *row, const kbd
 
 static inline void kbd_hw_stmatrix(uint32_t (*d)[4], char *const *row, const kbd_coord *at, int nmat, int tr,
                                    int cont_col, const char *what, KBD_SITE_PARAMS) {
+  if (KBD_UNLIKELY(kbd_cpu_prof_cur))
+    kbd__prof_smem(what, KBD_PROFILE_STMATRIX, 16, row, NULL, 8 * nmat, KBD_SITE_ARGS);
   for (int l = 0; l < 8 * nmat; ++l)
     kbd_hw_smem_write(row[l], 16, cont_col ? 2 : 16, what, at[l].row, at[l].col, KBD_SITE_ARGS);
   for (int t = 0; t < KBD_WARP_SIZE; ++t)

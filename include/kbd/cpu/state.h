@@ -23,6 +23,7 @@
 
 #include "../grid.h"
 #include "../status.h"
+#include "../tensormap.h"
 #include "fiber.h"
 
 #define KBD_CPU_MAX_WARPS (KBD_MAX_BLOCK_THREADS / KBD_WARP_SIZE)
@@ -156,8 +157,12 @@ typedef struct kbd_cpu_copy {
   uint32_t bytes;
   kbd_cpu_land_fn land; /* NULL: memcpy of bytes from src */
   int32_t coord[5];     /* tensor box: its start coordinates */
-  int mbar;             /* index in the CTA's mbarrier table of the barrier it completes */
-  int issuer;           /* the issuing warp (group index), and its clock at the issue: the writes' stamp */
+  /* tensor box: the map as it was at the issue. The kernel's params (where a map passed by value lives) are the
+   * issuing warp's fiber stack here, gone once that warp exits, while on the GPU they are param space for the
+   * whole grid: the copy must not read through the pointer when it lands later. */
+  kbd_tensor_map_desc desc;
+  int mbar;   /* index in the CTA's mbarrier table of the barrier it completes */
+  int issuer; /* the issuing warp (group index), and its clock at the issue: the writes' stamp */
   uint32_t clk;
   const char *file; /* where it was issued */
   int line;
@@ -279,6 +284,12 @@ typedef struct kbd_cpu_launch {
   int live_workers;            /* host threads still running blocks (atomic) */
   int stalled_workers;         /* of which only hold blocks waiting on other blocks (atomic) */
   long spin_timeout_ms;
+  /* trace */
+  int trace_read;                  /* KBD_CPU_TRACE was read for this launch (kbd/cpu/trace.h) */
+  unsigned long long trace_block1; /* 1 + the linear index of the traced block; 0: tracing off */
+  unsigned long trace_seq;         /* events logged so far */
+  /* profile */
+  void *prof; /* the merged per-launch profile while the launch runs, NULL when off (kbd/cpu/profile.h) */
 } kbd_cpu_launch;
 
 /* The warp whose fiber is running on this host thread. Weak: one instance for the whole program, no

@@ -49,6 +49,7 @@ static inline void kbd_cpu_copy_issue_at(kbd_cpu_cta *cta, kbd_cpu_warp *w, kbd_
   c->off = off;
   c->src = src;
   c->land = land;
+  if (land) c->desc = ((const kbd_tensor_map *)src)->desc; /* a tensor box (kbd_cpu_tma_land) */
   for (int i = 0; i < 5; ++i)
     c->coord[i] = coord ? coord[i] : 0;
   c->bytes = bytes;
@@ -75,6 +76,7 @@ static inline void kbd_hw_bulk_load(void *dst, const void *src, uint32_t bytes, 
   kbd_cpu_global_access(src, bytes, KBD_CPU_G_READ, KBD_SITE_ARGS, "kbd_bulk_load source");
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_bulk_load", KBD_SITE_ARGS);
   kbd_cpu_copy_issue(w, m, off, bytes, src, NULL, NULL, "kbd_bulk_load", KBD_SITE_ARGS);
+  kbd_cpu_prof_tma(0, bytes);
 }
 
 /* ---- tensor copies (cp.async.bulk.tensor): the box image ------------------------------------------------
@@ -192,7 +194,7 @@ static inline void kbd_cpu_oob_fill(unsigned char *dst, const kbd_tensor_map_des
 
 /* A tensor box lands in shared memory (the copy's `land`). */
 static inline void kbd_cpu_tma_land(kbd_cpu_cta *cta, const kbd_cpu_copy *c) {
-  const kbd_tensor_map_desc *d = &((const kbd_tensor_map *)c->src)->desc;
+  const kbd_tensor_map_desc *d = &c->desc;
   const uint32_t E = kbd_tmap_dtype_bits((int)d->dtype) / 8, n0 = d->box_dims[0], lines = kbd_cpu_box_lines(d);
   const int swz = kbd_cpu_tmap_kbd_swizzle((int)d->swizzle);
   const uint32_t per = 16 / E; /* elements per 16-byte unit: every swizzle moves whole units */
@@ -248,6 +250,7 @@ static inline void kbd_hw_tma_load(void *dst, uint32_t line_bytes, uint32_t line
       kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c, "kbd_tma_load", KBD_SITE_ARGS);
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_tma_load", KBD_SITE_ARGS);
   kbd_cpu_copy_issue(w, m, off, bytes, map, kbd_cpu_tma_land, c, "kbd_tma_load", KBD_SITE_ARGS);
+  kbd_cpu_prof_tma(0, bytes); /* the whole box, as the mbarrier is credited (docs/profiling.md) */
 }
 
 /* ---- stores and reductions out of shared memory (bulk async-groups) ---------------------------------------
@@ -380,6 +383,7 @@ static inline void kbd_hw_tma_store(const void *src, uint32_t line_bytes, uint32
                   "%s: the shared source (byte %zu) is not 128-byte aligned (ptx-reference §2.4)", what, off);
   kbd_cpu_box_global(d, c, op == KBD_CPU_ST_STORE ? KBD_CPU_G_WRITE : KBD_CPU_G_RMW, what, KBD_SITE_ARGS);
   kbd_cpu_store_issue(w, off, bytes, map, c, op, KBD_SITE_ARGS);
+  kbd_cpu_prof_tma(1, bytes);
 }
 
 /* cp.async.bulk.global.shared::cta.bulk_group: bytes from shared to global memory. */
@@ -390,6 +394,7 @@ static inline void kbd_hw_bulk_store(void *dst, const void *src, uint32_t bytes,
   const size_t off = kbd_cpu_check_smem(src, bytes, KBD_SITE_ARGS, "kbd_bulk_store source");
   kbd_cpu_global_access(dst, bytes, KBD_CPU_G_WRITE, KBD_SITE_ARGS, "kbd_bulk_store destination");
   kbd_cpu_store_issue(w, off, bytes, dst, NULL, KBD_CPU_ST_BULK, KBD_SITE_ARGS);
+  kbd_cpu_prof_tma(1, bytes);
 }
 
 /* cp.async.bulk.commit_group: the issuing thread's uncommitted bulk stores become one group. */

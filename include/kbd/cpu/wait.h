@@ -10,7 +10,9 @@
 #ifndef KBD_CPU_WAIT_H
 #define KBD_CPU_WAIT_H
 
+#include "profile.h"
 #include "shadow.h"
+#include "trace.h"
 
 #if KBD_MODE_CPU
 
@@ -164,6 +166,7 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
   b->arrived += KBD_WARP_SIZE;
   kbd_cpu_tick(w);
   if (b->arrived == b->expected) {
+    KBD_CPU_TRACE_BAR_DONE(w, id, b, file, line);
     /* Complete: every waiter (and this warp, unless it only arrives) acquires the join; a fresh instance. */
     for (int i = 0; i < cta->nwarps; ++i)
       if (b->waiters & (1u << i)) {
@@ -171,13 +174,17 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
         cta->warps[i].state = KBD_CPU_W_READY;
         cta->warps[i].wait_kind = KBD_CPU_WAIT_NONE;
       }
-    if (!arrive_only) kbd_cpu_acquire(w, b->clk);
+    if (!arrive_only) {
+      kbd_cpu_acquire(w, b->clk);
+      kbd_cpu_prof_wait(0);
+    }
     b->waiters = 0;
     b->arrived = 0;
     kbd_cpu_yield(); /* a scheduling point, so seeds can reorder who runs first after the barrier */
     return;
   }
   if (arrive_only) return;
+  kbd_cpu_prof_wait(1);
   b->waiters |= 1u << w->id;
   w->state = KBD_CPU_W_BLOCKED;
   w->wait_kind = KBD_CPU_WAIT_BAR;
