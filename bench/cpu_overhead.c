@@ -72,7 +72,7 @@ KBD_KERNEL(ov_tile_fast, 256, ov_params) {
     kbd_load(ta, p.a, p.n, start);
     kbd_load(tb, p.b, p.n, start);
     kbd_add(tc, ta, tb);
-    kbd_store(tc, p.c, p.n, start);
+    kbd_store(p.c, tc, p.n, start);
   }
 }
 

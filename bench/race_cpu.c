@@ -30,13 +30,13 @@ KBD_KERNEL(race_ring, RB_WARPS * 32, rb_params) {
   KBD_TILE(f32, 32, 32, KBD_WARP) a, b;
   kbd_fill(a, (float)w);
   for (int r = 0; r < RB_ROUNDS; ++r) {
-    kbd_store_smem(a, ring + w * 1024, 32);
+    kbd_store_smem(ring + w * 1024, a, 32);
     kbd_sync();
     kbd_load_smem(b, ring + ((w + 1) % RB_WARPS) * 1024, 32);
     kbd_add(a, a, b);
     kbd_sync();
   }
-  kbd_store2d(a, p.out, p.n, 32, 32, (long long)(kbd_block_x() * RB_WARPS + (unsigned)w) * 32, 0);
+  kbd_store2d(p.out, a, p.n, 32, 32, (long long)(kbd_block_x() * RB_WARPS + (unsigned)w) * 32, 0);
 }
 
 static double now_s(void) {

@@ -65,11 +65,11 @@ KBD_KERNEL(attn_combine, ATTN_COMBINE_THREADS, attn_combine_params) {
   if (p.f16) {
     KBD_TILE(f16, 1, 256, KBD_WARP) out;
     kbd_convert(out, acc);
-    kbd_store(out, (kbd_f16 *)p.o + row * p.head_dim, p.head_dim, 0);
+    kbd_store((kbd_f16 *)p.o + row * p.head_dim, out, p.head_dim, 0);
   } else {
     KBD_TILE(bf16, 1, 256, KBD_WARP) out;
     kbd_convert(out, acc);
-    kbd_store(out, (kbd_bf16 *)p.o + row * p.head_dim, p.head_dim, 0);
+    kbd_store((kbd_bf16 *)p.o + row * p.head_dim, out, p.head_dim, 0);
   }
   if (p.lse) {
     KBD_ELECT_ONE { kbd_st_global(&p.lse[row], m == -INFINITY ? -INFINITY : m + logf(sum)); }

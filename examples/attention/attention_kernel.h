@@ -185,9 +185,9 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       if (p.splits == 1) {
         KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_OC) ob;
         kbd_convert(ob, o);
-        kbd_store2d(ob, (ATTN_T *)p.o + head0 * ATTN_D, rows, ATTN_D, ATTN_D, mr0, c);
+        kbd_store2d((ATTN_T *)p.o + head0 * ATTN_D, ob, rows, ATTN_D, ATTN_D, mr0, c);
       } else {
-        kbd_store2d(o, p.o_part + part * ATTN_D, rows, ATTN_D, ATTN_D, mr0, c);
+        kbd_store2d(p.o_part + part * ATTN_D, o, rows, ATTN_D, ATTN_D, mr0, c);
       }
     }
     if (p.splits == 1 && p.lse) kbd_vec_store_n(p.lse + head0 + mr0, lse, rows - mr0);

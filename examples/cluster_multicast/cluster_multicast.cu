@@ -147,7 +147,7 @@ KBD_KERNEL(cm_scale_colsum, CM_THREADS, cm_params) {
       KBD_ELECT_ONE { cm_load_x(in, &p.x, &x_full[s], t + (long long)CM_STAGES * n, c0); }
     }
     kbd_mul(x, x, w); /* row i of every x tile meets row i of w: the tile height is w's period */
-    kbd_store2d(x, p.out, p.rows, p.cols, p.ld, t * CM_TR, c0);
+    kbd_store2d(p.out, x, p.rows, p.cols, p.ld, t * CM_TR, c0);
     kbd_add(acc, acc, x);
   }
 

@@ -30,9 +30,9 @@ KBD_DEV void layernorm_store(void *y, int dtype, long long cols, long long c0, l
   if (dtype == KBD_DT_bf16) {
     KBD_TILE(bf16, 1, LAYERNORM_TILE, LAYERNORM_THREADS) h;
     kbd_convert(h, *t);
-    kbd_store(h, (kbd_bf16 *)y, cols, c0);
+    kbd_store((kbd_bf16 *)y, h, cols, c0);
   } else {
-    kbd_store(*t, (float *)y, cols, c0);
+    kbd_store((float *)y, *t, cols, c0);
   }
 }
 

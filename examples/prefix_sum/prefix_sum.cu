@@ -13,7 +13,7 @@ KBD_KERNEL(prefix_sum, PREFIX_SUM_THREADS, prefix_sum_params) {
   kbd_load(t, p.x, p.n, start); /* the masked tail reads 0 and is not stored */
   float total;
   kbd_scan(y, total, t, KBD_RED_SUM, 0);
-  kbd_store(y, p.y, p.n, start);
+  kbd_store(p.y, y, p.n, start);
   if (kbd_warp_id() == 0) {
     KBD_FOR_LANES(lane) {
       if (lane == 0) p.block_total[kbd_block_x()] = total;

@@ -33,9 +33,9 @@ KBD_DEV void softmax_store(void *y, int dtype, long long cols, long long c0, sof
   if (dtype == KBD_DT_bf16) {
     KBD_TILE(bf16, 1, SOFTMAX_TILE, SOFTMAX_THREADS) h;
     kbd_convert(h, *e);
-    kbd_store(h, (kbd_bf16 *)y, cols, c0);
+    kbd_store((kbd_bf16 *)y, h, cols, c0);
   } else {
-    kbd_store(*e, (float *)y, cols, c0);
+    kbd_store((float *)y, *e, cols, c0);
   }
 }
 

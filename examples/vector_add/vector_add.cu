@@ -15,5 +15,5 @@ KBD_KERNEL(vector_add, VECTOR_ADD_THREADS, vector_add_params) {
   kbd_load(a, p.a, p.n, start);
   kbd_load(b, p.b, p.n, start);
   kbd_add(c, a, b);
-  kbd_store(c, p.c, p.n, start);
+  kbd_store(p.c, c, p.n, start);
 }

@@ -44,7 +44,7 @@ KBD_KERNEL(ws_gemv, WS_THREADS, ws_params) {
         /* a missing second row (odd rows) or the tail past cols loads as zeros */
         const float *src = p.a + (row < p.rows ? row : 0) * p.cols;
         kbd_load(t, src, row < p.rows ? p.cols : 0, c0);
-        kbd_store_smem(t, ring + (s * 2 + j) * WS_CHUNK, WS_CHUNK);
+        kbd_store_smem(ring + (s * 2 + j) * WS_CHUNK, t, WS_CHUNK);
       }
       kbd_scope_arrive(full);
     }

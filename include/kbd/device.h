@@ -338,7 +338,7 @@ KBD_TILE_FN uint32_t kbd_dev_lookback_(uint64_t *status, long long tile, uint32_
     }                                                                                                                  \
     kbd_sync();                                                                                                        \
     if (tile > 0) kbd_dev_prefix_(o.v, KBD__N(o), sh[1], op, fl);                                                      \
-    kbd_store(o, (ctype *)p.out, p.n, start);                                                                          \
+    kbd_store((ctype *)p.out, o, p.n, start);                                                                          \
   }
 
 KBD_DEV_KERNELS(KBD_DEV_DEFINE)

@@ -1,10 +1,10 @@
 /* kbd/tile_io.h - moving tiles between registers and global / shared memory.
  *
  *   kbd_load(t, p, n, start)                      1 x C tile  <- p[start .. start+C), masked to [0, n)
- *   kbd_store(t, p, n, start)                     likewise, elements outside [0, n) are not written
+ *   kbd_store(p, t, n, start)                     likewise, elements outside [0, n) are not written
  *   kbd_load2d(t, p, nrows, ncols, ld, r0, c0)    R x C tile  <- rows r0.., cols c0.. of a row-major
- *   kbd_store2d(t, p, nrows, ncols, ld, r0, c0)      nrows x ncols tensor with leading dimension ld
- *   kbd_load_smem(t, s, ld) / kbd_store_smem(t, s, ld)   whole tile, row-major in shared memory
+ *   kbd_store2d(p, t, nrows, ncols, ld, r0, c0)      nrows x ncols tensor with leading dimension ld
+ *   kbd_load_smem(t, s, ld) / kbd_store_smem(s, t, ld)   whole tile, row-major in shared memory
  *
  * Masking: elements outside the tensor are read as 0 and never written - a tile may hang over any edge,
  * and nothing outside [0,nrows) x [0,ncols) is touched on either path.
@@ -264,6 +264,12 @@ template <class P, class E> struct kbd_ptr_ok {
   kbd_tile_move(KBD__SHAPE(t), (t).v, (char *)(p), (long long)(nrows), (long long)(ncols), (long long)(ld),            \
                 (long long)(r0), (long long)(c0), store, smem, __FILE__, __LINE__)
 
+/* Every move names its destination first (memcpy's order): kbd_store(p, t, ...) writes p. A call in the source-first
+ * order of kbd before 2026-11 passes the pointer where the tile goes; a tile is never pointer-sized (its fragment
+ * array plus the type-carrying pointer), so that is caught first, with the right signature in the message. */
+#define KBD__DST_FIRST(t, sig)                                                                                         \
+  KBD_STATIC_ASSERT(sizeof(t) != sizeof(void *),                                                                       \
+                    "kbd: the destination comes first: " sig "; the second argument must be the register tile")
 #define kbd_load(t, p, n, start)                                                                                       \
   do {                                                                                                                 \
     KBD__1D_ONLY(t);                                                                                                   \
@@ -271,8 +277,9 @@ template <class P, class E> struct kbd_ptr_ok {
     KBD__PTR_MATCHES(t, p);                                                                                            \
     KBD__MOVE(t, p, 1, n, n, 0, start, 0, 0);                                                                          \
   } while (0)
-#define kbd_store(t, p, n, start)                                                                                      \
+#define kbd_store(p, t, n, start)                                                                                      \
   do {                                                                                                                 \
+    KBD__DST_FIRST(t, "kbd_store(p, t, n, start)");                                                                    \
     KBD__1D_ONLY(t);                                                                                                   \
     KBD__IS_REG(t);                                                                                                    \
     KBD__PTR_MATCHES(t, p);                                                                                            \
@@ -284,8 +291,9 @@ template <class P, class E> struct kbd_ptr_ok {
     KBD__PTR_MATCHES(t, p);                                                                                            \
     KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 0, 0);                                                                   \
   } while (0)
-#define kbd_store2d(t, p, nrows, ncols, ld, r0, c0)                                                                    \
+#define kbd_store2d(p, t, nrows, ncols, ld, r0, c0)                                                                    \
   do {                                                                                                                 \
+    KBD__DST_FIRST(t, "kbd_store2d(p, t, nrows, ncols, ld, r0, c0)");                                                  \
     KBD__IS_REG(t);                                                                                                    \
     KBD__PTR_MATCHES(t, p);                                                                                            \
     KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 1, 0);                                                                   \
@@ -296,8 +304,9 @@ template <class P, class E> struct kbd_ptr_ok {
     KBD__PTR_MATCHES(t, s);                                                                                            \
     KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 0, 1);                                                         \
   } while (0)
-#define kbd_store_smem(t, s, ld)                                                                                       \
+#define kbd_store_smem(s, t, ld)                                                                                       \
   do {                                                                                                                 \
+    KBD__DST_FIRST(t, "kbd_store_smem(s, t, ld)");                                                                     \
     KBD__IS_REG(t);                                                                                                    \
     KBD__PTR_MATCHES(t, s);                                                                                            \
     KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 1, 1);                                                         \

@@ -253,7 +253,7 @@ typedef struct red_params {
     kbd_vec_store((T *)p.rvec + (size_t)g * (R), m);                                                                   \
     kbd_vec_store((T *)p.cvec + (size_t)g * (C), c);                                                                   \
     kbd_bcast_rows(d, t, m, KBD_OP_SUB);                                                                               \
-    kbd_store2d(d, (T *)p.brow + (size_t)g * (R) * (C), R, C, C, 0, 0);                                                \
+    kbd_store2d((T *)p.brow + (size_t)g * (R) * (C), d, R, C, C, 0, 0);                                                \
   }
 
 #define OPS_F(X) X(KBD_RED_SUM) X(KBD_RED_MAX) X(KBD_RED_MIN)
@@ -415,7 +415,7 @@ KBD_KERNEL(scan_f32, 128, scan_params) {
   case 2: kbd_scan_rows(d, tot, t, KBD_RED_MAX, 0); break;
   default: kbd_scan_rows(d, tot, t, KBD_RED_MAX, 1); break;
   }
-  kbd_store2d(d, p.d, SR, SC, SC, 0, 0);
+  kbd_store2d(p.d, d, SR, SC, SC, 0, 0);
   kbd_vec_store(p.tot, tot);
 }
 
@@ -480,8 +480,8 @@ typedef struct mv_params {
     DUMP_IMAGE(st, p.imgt);                                                                                            \
     kbd_stile_load(u, s);                                                                                              \
     kbd_stile_load_t(v, st);                                                                                           \
-    kbd_store2d(u, (kbd_##dt *)p.out, R, C, C, 0, 0);                                                                  \
-    kbd_store2d(v, (kbd_##dt *)p.outt, R, C, C, 0, 0);                                                                 \
+    kbd_store2d((kbd_##dt *)p.out, u, R, C, C, 0, 0);                                                                  \
+    kbd_store2d((kbd_##dt *)p.outt, v, R, C, C, 0, 0);                                                                 \
   }
 
 /* 16 KiB per shared tile: f32 128 x 32, bf16 128 x 64, e4m3 128 x 128 (128-byte rows: every span fits) */
@@ -582,10 +582,10 @@ enum { GR = 200, GC = 50, GLD = 56, TR = 128, TC = 32 };
 KBD_KERNEL(gmem, 128, g_params) {
   KBD_TILE_L(f32, TR, TC, KBD_WARPGROUP, KBD_LAYOUT_TMEM_ACC) t, u;
   kbd_load2d(t, p.src, TR, TC, TC, 0, 0);
-  kbd_store2d(t, p.dst, GR, GC, GLD, p.r0, p.c0);
+  kbd_store2d(p.dst, t, GR, GC, GLD, p.r0, p.c0);
   kbd_sync();
   kbd_load2d(u, p.dst, GR, GC, GLD, p.r0, p.c0);
-  kbd_store2d(u, p.back, TR, TC, TC, 0, 0);
+  kbd_store2d(p.back, u, TR, TC, TC, 0, 0);
 }
 
 static void test_global(void **state) {

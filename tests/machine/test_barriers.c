@@ -46,11 +46,11 @@ KBD_KERNEL(xchg, XW * 32, xchg_params) {
   for (int r = 0; r < p.rounds; ++r) {
     kbd_zero(t);
     KBD_MAP(t, t, x, row, c, xchg_value(blk, r, w, c));
-    kbd_store_smem(t, slots + w * XN, XN);
+    kbd_store_smem(slots + w * XN, t, XN);
     if (p.use_barrier) kbd_sync();
     const int src = (w + 1 + r) % XW;
     MT_MARK(xchg_load_line); kbd_load_smem(t, slots + src * XN, XN);
-    kbd_store(t, p.out, p.n, ((long long)(blk * p.rounds + r) * XW + w) * XN);
+    kbd_store(p.out, t, p.n, ((long long)(blk * p.rounds + r) * XW + w) * XN);
     if (p.use_barrier) kbd_sync();
   }
 }
@@ -136,13 +136,13 @@ KBD_KERNEL(prodcons, 128, pc_params) {
       if (it > 0) kbd_bar_sync(2, 128);
       kbd_zero(t);
       KBD_MAP(t, t, x, r, c, pc_value(blk, it, w, c));
-      kbd_store_smem(t, buf + w * PC_N, PC_N);
+      kbd_store_smem(buf + w * PC_N, t, PC_N);
       kbd_bar_arrive(1, 128);
     } else {
       KBD_TILE(f32, 1, 2 * PC_N, KBD_WARP) both; /* both producers' slots */
       kbd_bar_sync(1, 128);
       kbd_load_smem(both, buf, 2 * PC_N);
-      kbd_store(both, p.out, p.n, ((long long)(blk * p.iters + it) * 2 + (w - 2)) * 2 * PC_N);
+      kbd_store(p.out, both, p.n, ((long long)(blk * p.iters + it) * 2 + (w - 2)) * 2 * PC_N);
       if (it + 1 < p.iters) kbd_bar_arrive(2, 128);
     }
   }

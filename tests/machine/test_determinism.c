@@ -97,7 +97,7 @@ KBD_KERNEL(diffuse_k, DW * 32, det_params) {
   const int w = kbd_warp_id(), blk = (int)kbd_block_x();
   kbd_zero(a);
   KBD_MAP(a, a, x, r, col, det_init(blk, w, col));
-  kbd_store_smem(a, rows + w * DN, DN);
+  kbd_store_smem(rows + w * DN, a, DN);
   kbd_sync();
   for (int r = 0; r < DROUNDS; ++r) {
     kbd_load_smem(a, rows + w * DN, DN);
@@ -111,11 +111,11 @@ KBD_KERNEL(diffuse_k, DW * 32, det_params) {
     kbd_mul(s, a, a);
     kbd_mul_s(s, s, 0.01f);
     kbd_add(a, a, s);
-    kbd_store_smem(a, rows + w * DN, DN);
+    kbd_store_smem(rows + w * DN, a, DN);
     kbd_sync();
   }
   kbd_load_smem(a, rows + ((w + 3) % DW) * DN, DN);
-  kbd_store(a, p.out, p.n, ((long long)blk * DW + w) * DN);
+  kbd_store(p.out, a, p.n, ((long long)blk * DW + w) * DN);
 }
 
 /* The same arithmetic on the host, in the same order (f32, no contraction under -std=c11). */

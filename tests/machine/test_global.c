@@ -29,7 +29,7 @@ KBD_KERNEL(copy2_k, 32, gb_params) {
   KBD_TILE(f32, 1, TN, KBD_WARP) t;
   MT_MARK(gb_load_line); kbd_load(t, p.in, p.n_in, p.start);
   kbd_mul_s(t, t, 2.0f);
-  MT_MARK(gb_store_line); kbd_store(t, p.out, p.n_out, p.start);
+  MT_MARK(gb_store_line); kbd_store(p.out, t, p.n_out, p.start);
 }
 
 typedef struct {

@@ -163,23 +163,23 @@ KBD_KERNEL(smem_limit_k, 32, sm_params) {
   if (p.mode == SM_DYN_ENDS) {
     float *d = (float *)kbd_dynamic_smem();
     const size_t nf = kbd_dynamic_smem_bytes() / sizeof(float);
-    kbd_store_smem(t, d, 32);
-    kbd_store_smem(t, d + nf - 32, 32);
+    kbd_store_smem(d, t, 32);
+    kbd_store_smem(d + nf - 32, t, 32);
     kbd_zero(t);
     kbd_load_smem(t, d + nf - 32, 32);
-    kbd_store(t, p.out, 32, 0);
+    kbd_store(p.out, t, 32, 0);
   } else if (p.mode == SM_STATIC_32F) {
     MT_MARK(sm_static_line); KBD_SHARED(float, s, 32);
-    kbd_store_smem(t, s, 32);
+    kbd_store_smem(s, t, 32);
     kbd_zero(t);
     kbd_load_smem(t, s, 32);
-    kbd_store(t, p.out, 32, 0);
+    kbd_store(p.out, t, 32, 0);
   } else {
     MT_MARK(sm_static_line); KBD_SHARED_ALIGNED(float, s, 32, 1024);
-    kbd_store_smem(t, s, 32);
+    kbd_store_smem(s, t, 32);
     kbd_zero(t);
     kbd_load_smem(t, s, 32);
-    kbd_store(t, p.out, 32, 0);
+    kbd_store(p.out, t, 32, 0);
   }
 }
 
@@ -267,15 +267,15 @@ KBD_KERNEL(big_block, 1024, big_params) {
   const int w = kbd_warp_id();
   kbd_zero(t);
   KBD_MAP(t, t, x, r, c, (float)(kbd_block_x() * 10000 + w * 32 + c));
-  kbd_store_smem(t, s + w * 32, 32);
+  kbd_store_smem(s + w * 32, t, 32);
   kbd_sync();
   kbd_load_smem(t, s + (31 - w) * 32, 32); /* another warp's slot */
   kbd_bar_sync(9, 1024);                   /* all 32 warps have read: s may be overwritten */
   kbd_mul_s(t, t, 2.0f);
-  kbd_store_smem(t, s + w * 32, 32);
+  kbd_store_smem(s + w * 32, t, 32);
   kbd_bar_sync(9, 0);
   kbd_load_smem(all, s, 1024);
-  kbd_store(all, p.out, p.n, (long long)kbd_block_x() * 1024);
+  kbd_store(p.out, all, p.n, (long long)kbd_block_x() * 1024);
 }
 
 static void test_1024_thread_block(void **state) {

@@ -77,7 +77,7 @@ KBD_KERNEL(mbar_k, MW * 32, mbar_params) {
       if (w == 0) {
         MT_MARK(mb_line_b); kbd_mbarrier_wait(&empty[s], phase ^ 1u); /* a fresh barrier: parity 1 is done */
         kbd_fill(t, (float)(r + 1));
-        kbd_store_smem(t, ring + s * 32, 32);
+        kbd_store_smem(ring + s * 32, t, 32);
         KBD_ELECT_ONE { kbd_mbarrier_arrive(&full[s]); }
       } else {
         if (p.mode != M_NO_WAIT) kbd_mbarrier_wait(&full[s], phase);
@@ -205,7 +205,7 @@ KBD_KERNEL(mbar_k, MW * 32, mbar_params) {
     }
     break;
   }
-  kbd_store(sum, p.out, MW * 32, w * 32);
+  kbd_store(p.out, sum, MW * 32, w * 32);
 }
 
 static float host_out[MW * 32], host_src[ROUNDS * 32];

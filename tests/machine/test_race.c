@@ -41,10 +41,10 @@ KBD_KERNEL(race_k, RW * 32, race_params) {
   kbd_fill(t, (float)(w + 1));
   switch (p.mode) {
   case R_REWRITE_NO_BARRIER:
-    kbd_store_smem(t, s + w * RN, RN);
+    kbd_store_smem(s + w * RN, t, RN);
     kbd_sync();
     if (w == 0) {
-      MT_MARK(race_line_a); kbd_store_smem(t, s + 1 * RN, RN);
+      MT_MARK(race_line_a); kbd_store_smem(s + 1 * RN, t, RN);
     }
     if (w == 1) {
       MT_MARK(race_line_b); kbd_load_smem(t, s + 1 * RN, RN);
@@ -53,7 +53,7 @@ KBD_KERNEL(race_k, RW * 32, race_params) {
   case R_REUSE_NO_TRAILING:
   case R_CORRECT_RING:
     for (int round = 0; round < 3; ++round) {
-      MT_MARK(race_line_a); kbd_store_smem(t, s + w * RN, RN);
+      MT_MARK(race_line_a); kbd_store_smem(s + w * RN, t, RN);
       kbd_sync();
       MT_MARK(race_line_b); kbd_load_smem(t, s + ((w + 1) % RW) * RN, RN);
       if (p.mode == R_CORRECT_RING) kbd_sync(); /* the trailing barrier: nobody overwrites a slot being read */
@@ -61,7 +61,7 @@ KBD_KERNEL(race_k, RW * 32, race_params) {
     break;
   case R_TWO_WRITERS:
     if (w < 2) {
-      MT_MARK(race_line_a); kbd_store_smem(t, s, RN);
+      MT_MARK(race_line_a); kbd_store_smem(s, t, RN);
     }
     break;
   case R_PRODUCER_CONSUMER:
@@ -69,7 +69,7 @@ KBD_KERNEL(race_k, RW * 32, race_params) {
       if (w == 0) { /* producer: fill, then signal "full" without waiting */
         kbd_fill(t, (float)round);
         kbd_bar_sync(2, 64); /* wait "empty": the consumer has read the previous round */
-        kbd_store_smem(t, s, RN);
+        kbd_store_smem(s, t, RN);
         kbd_bar_arrive(1, 64);
       } else if (w == 1) { /* consumer */
         kbd_bar_arrive(2, 64);
@@ -83,14 +83,14 @@ KBD_KERNEL(race_k, RW * 32, race_params) {
     KBD_TILE(i32, 1, RN, KBD_WARP) ti;
     /* 0x7FBF7FBF, the value the old machine mistook for "never written", comes in from global memory */
     kbd_load(ti, (const int32_t *)(const void *)p.out, RW * RN, w * RN);
-    kbd_store_smem(ti, si + w * RN, RN);
+    kbd_store_smem(si + w * RN, ti, RN);
     kbd_sync();
     kbd_load_smem(ti, si + ((w + 1) % RW) * RN, RN);
-    kbd_store(ti, (int32_t *)(void *)p.out, RW * RN, w * RN);
+    kbd_store((int32_t *)(void *)p.out, ti, RW * RN, w * RN);
     break;
   }
   }
-  if (p.mode != R_POISON_VALUES) kbd_store(t, p.out, RW * RN, w * RN);
+  if (p.mode != R_POISON_VALUES) kbd_store(p.out, t, RW * RN, w * RN);
 }
 
 static kbd_status run_race(int mode, long seed) {

@@ -53,28 +53,28 @@ KBD_KERNEL(poison_k, 128, pz_params) {
   case PZ_STATIC_WRITTEN:
   case PZ_BLOCK0_WRITES: {
     KBD_SHARED(float, s, 64);
-    if (w == 0 && (p.mode == PZ_STATIC_WRITTEN || blk == 0)) kbd_store_smem(t, s, 64);
+    if (w == 0 && (p.mode == PZ_STATIC_WRITTEN || blk == 0)) kbd_store_smem(s, t, 64);
     kbd_sync();
     kbd_zero(t);
     MT_MARK(pz_line); kbd_load_smem(t, s, 64);
-    kbd_store(t, p.out, p.n, at);
+    kbd_store(p.out, t, p.n, at);
     break;
   }
   case PZ_DYNAMIC_WRITTEN:
   case PZ_DYN_BLOCK0_WRITES: {
     float *d = (float *)kbd_dynamic_smem();
-    if (w == 0 && (p.mode == PZ_DYNAMIC_WRITTEN || blk == 0)) kbd_store_smem(t, d, 64);
+    if (w == 0 && (p.mode == PZ_DYNAMIC_WRITTEN || blk == 0)) kbd_store_smem(d, t, 64);
     kbd_sync();
     kbd_zero(t);
     MT_MARK(pz_line); kbd_load_smem(t, d, 64);
-    kbd_store(t, p.out, p.n, at);
+    kbd_store(p.out, t, p.n, at);
     break;
   }
   case PZ_PARTIAL: {
     KBD_SHARED(float, s, 64);
     KBD_TILE(f32, 1, 32, KBD_WARP) half;
     kbd_fill(half, 2.0f);
-    kbd_store_smem(half, s, 32);
+    kbd_store_smem(s, half, 32);
     MT_MARK(pz_line); kbd_load_smem(t, s, 64);
     break;
   }
@@ -216,55 +216,55 @@ KBD_KERNEL(bounds_k, 64, bd_params) {
   switch (p.mode) {
   case BD_STORE_PAST_STATIC: {
     KBD_SHARED(float, s, 32);
-    MT_MARK(bd_line); kbd_store_smem(big, s, 64);
+    MT_MARK(bd_line); kbd_store_smem(s, big, 64);
     break;
   }
   case BD_LOAD_PAST_STATIC: {
     KBD_SHARED(float, s, 32);
-    kbd_store_smem(small, s, 32);
+    kbd_store_smem(s, small, 32);
     MT_MARK(bd_line); kbd_load_smem(big, s, 64);
     break;
   }
   case BD_STORE_JUST_PAST: {
     KBD_SHARED(float, s, 32);
-    MT_MARK(bd_line); kbd_store_smem(small, s + 32, 32);
+    MT_MARK(bd_line); kbd_store_smem(s + 32, small, 32);
     break;
   }
   case BD_STORE_EXACT: { /* one warp: two warps storing the same bytes would be a write-write race */
     KBD_SHARED(float, s, 32);
     if (kbd_warp_id() == 0) {
-      kbd_store_smem(small, s, 32);
+      kbd_store_smem(s, small, 32);
       kbd_load_smem(small, s, 32);
     }
     break;
   }
   case BD_DYN_NONE:
-    MT_MARK(bd_line); kbd_store_smem(small, (float *)kbd_dynamic_smem(), 32);
+    MT_MARK(bd_line); kbd_store_smem((float *)kbd_dynamic_smem(), small, 32);
     break;
   case BD_DYN_PAST:
-    MT_MARK(bd_line); kbd_store_smem(big, (float *)kbd_dynamic_smem(), 64);
+    MT_MARK(bd_line); kbd_store_smem((float *)kbd_dynamic_smem(), big, 64);
     break;
   case BD_NOT_SHARED:
-    MT_MARK(bd_line); kbd_store_smem(small, p.glob, 32);
+    MT_MARK(bd_line); kbd_store_smem(p.glob, small, 32);
     break;
   case BD_DYN_INTO_STATIC: {
     KBD_SHARED(float, s, 64);
-    kbd_store_smem(big, s, 64);
-    MT_MARK(bd_line); kbd_store_smem(small, (float *)kbd_dynamic_smem(), 32);
+    kbd_store_smem(s, big, 64);
+    MT_MARK(bd_line); kbd_store_smem((float *)kbd_dynamic_smem(), small, 32);
     break;
   }
   case BD_STATIC_INTO_STATIC: {
     KBD_SHARED(float, s1, 16);
     KBD_SHARED(float, s2, 16);
     (void)s2; /* allocated right after s1 when the declaration runs */
-    MT_MARK(bd_line); kbd_store_smem(small, s1, 32);
+    MT_MARK(bd_line); kbd_store_smem(s1, small, 32);
     break;
   }
   case BD_PADDING: {
     KBD_SHARED(char, a, 4);
     KBD_SHARED_ALIGNED(float, b, 32, 1024);
-    kbd_store_smem(small, b, 32);
-    MT_MARK(bd_line); kbd_store_smem(small, (float *)(a + 16), 32);
+    kbd_store_smem(b, small, 32);
+    MT_MARK(bd_line); kbd_store_smem((float *)(a + 16), small, 32);
     break;
   }
   }
@@ -401,10 +401,10 @@ KBD_KERNEL(indep_k, 128, ind_params) {
   const int w = kbd_warp_id(), blk = (int)(kbd_block_x() + kbd_grid_x() * kbd_block_y());
   kbd_zero(t);
   KBD_MAP(t, t, x, r, c, (float)(blk * 1000 + w * 32 + c));
-  kbd_store_smem(t, s + w * 32, 32);
+  kbd_store_smem(s + w * 32, t, 32);
   kbd_sync();
   kbd_load_smem(t, s + ((w + 2) % 4) * 32, 32);
-  kbd_store(t, p.out, p.n, ((long long)blk * 4 + w) * 32);
+  kbd_store(p.out, t, p.n, ((long long)blk * 4 + w) * 32);
 }
 
 static void test_blocks_independent(void **state) {

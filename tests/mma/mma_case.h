@@ -28,7 +28,7 @@ KBD_KERNEL(MC_NAME, 128, mc_params) {
   kbd_mma_wait(acc);
   KBD_ACC_TILE(f32, MC_M, MC_N) r;
   kbd_acc_load(r, acc, 0);
-  kbd_store2d(r, p.d, MC_M, MC_N, MC_N, 0, 0);
+  kbd_store2d(p.d, r, MC_M, MC_N, MC_N, 0, 0);
   kbd_sync();
   if (kbd_warp_id() == 0 && !p.leak) kbd_tmem_free(tm, 256);
 }

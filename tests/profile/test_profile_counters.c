@@ -72,7 +72,7 @@ KBD_KERNEL(pc_mma, 128, pc_params) {
   kbd_mma_wait(acc);
   KBD_ACC_TILE(f32, 64, 64) r;
   kbd_acc_load(r, acc, 0);
-  PC_MARK(pc_line_store); kbd_store2d(r, p.d, 64, 64, 64, 0, 0);
+  PC_MARK(pc_line_store); kbd_store2d(p.d, r, 64, 64, 64, 0, 0);
   kbd_sync();
   if (kbd_warp_id() == 0) kbd_tmem_free(tm, 256);
 }

@@ -43,9 +43,9 @@ KBD_KERNEL(ptx_stile_move, 128, ptx_stile_params) {
   }
   kbd_stile_load_at(fb, sk, 16, 16 * kbd_warp_id());
   kbd_stile_load_t_at(fbt, sk, 16 * kbd_warp_id(), 32);
-  kbd_store2d(fsum, p.out, 64, 64, 64, 16 * kbd_warp_id(), 0);
-  kbd_store2d(fb, p.out, 64, 64, 64, 16 * kbd_warp_id(), 16);
-  kbd_store2d(fbt, p.out, 64, 64, 64, 16 * kbd_warp_id(), 32);
+  kbd_store2d(p.out, fsum, 64, 64, 64, 16 * kbd_warp_id(), 0);
+  kbd_store2d(p.out, fb, 64, 64, 64, 16 * kbd_warp_id(), 16);
+  kbd_store2d(p.out, fbt, 64, 64, 64, 16 * kbd_warp_id(), 32);
   kbd_sync();
 
   /* epilogue: accumulator (bf16 after conversion) into the K-major tile */
@@ -61,7 +61,7 @@ KBD_KERNEL(ptx_stile_move, 128, ptx_stile_params) {
   kbd_stile_store(sf, f);
   kbd_sync();
   kbd_stile_load(f, sf);
-  kbd_store2d(f, p.fout, 16, 128, 128, 0, 0);
+  kbd_store2d(p.fout, f, 16, 128, 128, 0, 0);
   kbd_stile_load(g, sk);
-  kbd_store2d(g, p.out, 64, 64, 64, 0, 0);
+  kbd_store2d(p.out, g, 64, 64, 64, 0, 0);
 }

@@ -29,5 +29,5 @@ KBD_KERNEL(ptx_tmem_layout, 128, ptx_tmem_params) {
   kbd_stile_store(s, h);
   kbd_sync();
   kbd_stile_load(back, s);
-  kbd_store2d(back, p.out, 128, 64, 64, 0, 0);
+  kbd_store2d(p.out, back, 128, 64, 64, 0, 0);
 }

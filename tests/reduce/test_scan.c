@@ -232,8 +232,8 @@ typedef struct {
       KBD_MAP(d, d, v, r, col, kbd_cvt_bits_f32(kbd_red_op_b32(op_, 1, kbd_cvt_f32_bits(c), kbd_cvt_f32_bits(v)))); \
       for (int l = 0; l < KBD_LANES_HELD; ++l)                                                                   \
         for (int i = 0; i < KBD_NPT(di); ++i) di.v[l][i] = (int32_t)kbd_red_op_b32(op_, 0, (uint32_t)ci, (uint32_t)di.v[l][i]); \
-      kbd_store(d, p.y, p.n, s);                                                                                 \
-      kbd_store(di, p.yi, p.n, s);                                                                               \
+      kbd_store(p.y, d, p.n, s);                                                                                 \
+      kbd_store(p.yi, di, p.n, s);                                                                               \
       carry = kbd_cvt_bits_f32(kbd_red_op_b32(op_, 1, kbd_cvt_f32_bits(carry), kbd_cvt_f32_bits(tot)));         \
       carryi = (int32_t)kbd_red_op_b32(op_, 0, (uint32_t)carryi, (uint32_t)toti);                                \
     }                                                                                                            \

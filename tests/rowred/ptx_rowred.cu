@@ -19,7 +19,7 @@ KBD_KERNEL(ptx_rowred_rows, 256, ptx_rowred_params) {
   kbd_exp(acc, acc);
   kbd_reduce_rows(s, acc, KBD_RED_SUM);
   kbd_bcast_rows(acc, acc, s, KBD_OP_DIV);
-  kbd_store2d(acc, p.y + wg * 64 * 64, 64, 64, 64, 0, 0);
+  kbd_store2d(p.y + wg * 64 * 64, acc, 64, 64, 64, 0, 0);
   kbd_vec_store(p.rows + wg * 64, s);
 }
 

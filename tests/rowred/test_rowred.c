@@ -77,9 +77,9 @@ typedef struct {
     kbd_vec_store((VTY *)p.rvec + gi * (R), m);                                                                        \
     kbd_vec_store((VTY *)p.cvec + gi * (C), c);                                                                        \
     kbd_bcast_rows(d, t, m, KBD_OP_SUB);                                                                               \
-    kbd_store2d(d, (T *)p.brow + gi * (R) * (C), R, C, C, 0, 0);                                                       \
+    kbd_store2d((T *)p.brow + gi * (R) * (C), d, R, C, C, 0, 0);                                                       \
     kbd_bcast_cols(d, t, c, KBD_OP_MAX);                                                                               \
-    kbd_store2d(d, (T *)p.bcol + gi * (R) * (C), R, C, C, 0, 0);                                                       \
+    kbd_store2d((T *)p.bcol + gi * (R) * (C), d, R, C, C, 0, 0);                                                       \
   }
 
 #define WG KBD_LAYOUT_WGMMA_ACC

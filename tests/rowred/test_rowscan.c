@@ -50,7 +50,7 @@ typedef struct {
     CASE_SCAN(KBD_RED_MAX, 1)                                                                                          \
     CASE_SCAN(KBD_RED_MIN, 0)                                                                                          \
     CASE_SCAN(KBD_RED_MIN, 1)                                                                                          \
-    kbd_store2d(d, (TO *)p.y + gi * (R) * (C), R, C, C, 0, 0);                                                         \
+    kbd_store2d((TO *)p.y + gi * (R) * (C), d, R, C, C, 0, 0);                                                         \
     KBD_FOR_LANES(l) {                                                                                                 \
       const long long g = g0 + kbd_thread_idx(l);                                                                      \
       for (int k = 0; k < KBD_VEC_SLOTS(tot); ++k)                                                                     \
@@ -274,8 +274,8 @@ KBD_KERNEL(eq_scan, 32, eq_params) {
   KBD_ROWVEC(f32, t) t2;
   kbd_scan(d1, t1, t, KBD_RED_SUM, 1);
   kbd_scan_rows(d2, t2, t, KBD_RED_SUM, 1);
-  kbd_store(d1, p.a, 512, 0);
-  kbd_store(d2, p.b, 512, 0);
+  kbd_store(p.a, d1, 512, 0);
+  kbd_store(p.b, d2, 512, 0);
   p.ta[0] = t1;
   kbd_vec_store(p.tb, t2);
 }
@@ -307,7 +307,7 @@ KBD_KERNEL(scan_misuse, 128, sp) {
   KBD_ROWVEC(f32, t) tot;
   kbd_zero(d);
   if (kbd_warp_id() != 2) kbd_scan_rows(d, tot, t, KBD_RED_SUM, 0);
-  kbd_store(d, (float *)p.y, 512, 0);
+  kbd_store((float *)p.y, d, 512, 0);
 }
 
 static void test_misuse(void **st) {

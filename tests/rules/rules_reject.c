@@ -33,10 +33,10 @@ KBD_KERNEL(rules_ok_128, 128, rules_params) {
   kbd_load(wf, p.f, p.n, 0);
   kbd_load(wi, p.i, p.n, 0);
   if (kbd_warp_id() == 0) {
-    kbd_store_smem(wf, a, 32);
-    kbd_store_smem(wf, b, 32);
-    kbd_store_smem(wi, c, 32);
-    kbd_store_smem(wf, e, 32);
+    kbd_store_smem(a, wf, 32);
+    kbd_store_smem(b, wf, 32);
+    kbd_store_smem(c, wi, 32);
+    kbd_store_smem(e, wf, 32);
   }
   kbd_sync();
 
@@ -69,8 +69,8 @@ KBD_KERNEL(rules_ok_128, 128, rules_params) {
   kbd_fill(acc, 1.0f);
   kbd_reduce_rows(m, acc, KBD_RED_MAX);
   kbd_bcast_rows(acc, acc, m, KBD_OP_SUB);
-  kbd_store2d(acc, p.f, 64, 16, 16, 0, 0);
-  kbd_store(sc, p.f, p.n, 0);
+  kbd_store2d(p.f, acc, 64, 16, 16, 0, 0);
+  kbd_store(p.f, sc, p.n, 0);
   p.f[1] = (float)(d != NULL) + (float)(bars != NULL);
   p.f[0] = r0 + r1 + r2 + t0 + s0 + s1 + KBD_LANE(y, 0) + (float)ri + kbd_ld_shared(&a[0]) + kbd_ld_shared(&b[1]) +
            (float)kbd_ld_shared(&c[2]) + kbd_ld_shared(&e[3]);
@@ -80,9 +80,9 @@ KBD_KERNEL(rules_ok_max, 32, rules_params) {
   KBD_SHARED(float, big, RULES_BIG);
   KBD_TILE(f32, 1, 32, KBD_WARP) t;
   kbd_load(t, p.f, p.n, 0);
-  kbd_store_smem(t, big + RULES_BIG - 32, 32);
+  kbd_store_smem(big + RULES_BIG - 32, t, 32);
   kbd_load_smem(t, big + RULES_BIG - 32, 32);
-  kbd_store(t, p.f, p.n, 0);
+  kbd_store(p.f, t, p.n, 0);
 }
 
 #elif KBD_REJECT_CASE == 1
@@ -146,7 +146,7 @@ KBD_KERNEL(rules_7, 64, rules_params) {
   if (p.n < 0) {
     KBD_TILE(f32, 1, 128, KBD_WARPGROUP) t;
     kbd_load(t, p.f, p.n, 0);
-    kbd_store(t, p.f, p.n, 0);
+    kbd_store(p.f, t, p.n, 0);
   }
 }
 
@@ -156,7 +156,7 @@ KBD_KERNEL(rules_8, 128, rules_params) {
   if (p.n < 0) {
     KBD_TILE(f32, 1, 256, 256) t;
     kbd_load(t, p.f, p.n, 0);
-    kbd_store(t, p.f, p.n, 0);
+    kbd_store(p.f, t, p.n, 0);
   }
 }
 
@@ -228,7 +228,7 @@ KBD_KERNEL(rules_14, 128, rules_params) {
     KBD_ROWVEC(f32, acc) m;
     kbd_fill(acc, 1.0f);
     kbd_reduce_rows(m, acc, p.op);
-    kbd_store2d(acc, p.f, 64, 16, 16, 0, 0);
+    kbd_store2d(p.f, acc, 64, 16, 16, 0, 0);
   }
 }
 
@@ -241,7 +241,7 @@ KBD_KERNEL(rules_15, 128, rules_params) {
     kbd_fill(acc, 1.0f);
     kbd_reduce_rows(m, acc, KBD_RED_MAX);
     kbd_bcast_rows(acc, acc, m, p.op);
-    kbd_store2d(acc, p.f, 64, 16, 16, 0, 0);
+    kbd_store2d(p.f, acc, 64, 16, 16, 0, 0);
   }
 }
 
@@ -253,8 +253,8 @@ KBD_KERNEL(rules_16, 32, rules_params) {
   KBD_SHARED(float, buf, n);
   KBD_TILE(f32, 1, 64, KBD_WARP) t;
   kbd_load(t, p.f, p.n, 0);
-  kbd_store_smem(t, buf, 64);
+  kbd_store_smem(buf, t, 64);
   kbd_load_smem(t, buf, 64);
-  kbd_store(t, p.f, p.n, 0);
+  kbd_store(p.f, t, p.n, 0);
 }
 #endif

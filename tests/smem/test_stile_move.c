@@ -225,7 +225,7 @@ typedef struct mv_params {
       kbd_stile_load_t(t, s);                                                                                    \
     else                                                                                                         \
       kbd_stile_load(t, s);                                                                                      \
-    kbd_store2d(t, (kbd_##dt *)p.out + (size_t)(idx) * (R) * (C), R, C, C, 0, 0);                                \
+    kbd_store2d((kbd_##dt *)p.out + (size_t)(idx) * (R) * (C), t, R, C, C, 0, 0);                                \
   }
 
 /* Raw image of a shared tile, 4 bytes at a time through the checked shared reads (warp 0). */
@@ -440,7 +440,7 @@ static int win_case_line;
       case 2: kbd_stile_load_t_at(t, s, p.r0, p.c0); break;                                                      \
       default: kbd_stile_store_t_at(s, t, p.r0, p.c0); break;                                                    \
       }                                                                                                          \
-      if (!(p.op & 1)) kbd_store2d(t, (kbd_##dt *)p.out, R, C, C, 0, 0);                                         \
+      if (!(p.op & 1)) kbd_store2d((kbd_##dt *)p.out, t, R, C, C, 0, 0);                                         \
     }                                                                                                            \
     break;
 
@@ -709,7 +709,7 @@ KBD_KERNEL(tma_mv_kernel, 128, tma_mv_params) {
   }
   kbd_mbarrier_wait(&bar[0], 0);
   kbd_stile_load_at(a, t, 16 * w, 0);
-  kbd_store2d(a, p.out, 64, 64, 64, 16 * w, 0);
+  kbd_store2d(p.out, a, 64, 64, 64, 16 * w, 0);
 }
 
 static void test_after_tma(void **state) {

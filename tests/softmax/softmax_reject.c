@@ -27,7 +27,7 @@ KBD_KERNEL(rj_kernel, 256, rj_params) {
 #if KBD_REJECT_CASE == 0
   kbd_softmax_update(e, rs, t, p.scale);
   kbd_softmax_apply(e, rs, t, p.scale);
-  kbd_store(e, p.y, 1024, 0);
+  kbd_store(p.y, e, 1024, 0);
   KBD_ROWVEC(f32, t) rl;
   kbd_softmax_finish(e, rl, rs, p.scale); /* a ROW o of s's shape */
   kbd_vec_store(p.lse, rl);
@@ -36,7 +36,7 @@ KBD_KERNEL(rj_kernel, 256, rj_params) {
   kbd_softmax_rescale(o, st);
   KBD_ROWVEC(f32, s) lse;
   kbd_softmax_finish(o, lse, st, p.scale);
-  kbd_store2d(o, p.y, 64, 32, 32, 0, 0);
+  kbd_store2d(p.y, o, 64, 32, 32, 0, 0);
   kbd_vec_store_n(p.lse, lse, 60);
   {
     KBD_TILE_L(f32, 32, 16, KBD_WARP, KBD_LAYOUT_MMA_C) ms;
@@ -49,7 +49,7 @@ KBD_KERNEL(rj_kernel, 256, rj_params) {
     kbd_softmax_rescale(mo, mst);
     KBD_ROWVEC(f32, ms) ml;
     kbd_softmax_finish(mo, ml, mst, p.scale);
-    kbd_store2d(mo, p.y, 32, 8, 8, 0, 0);
+    kbd_store2d(p.y, mo, 32, 8, 8, 0, 0);
     kbd_vec_store(p.lse, ml);
   }
   {
@@ -63,7 +63,7 @@ KBD_KERNEL(rj_kernel, 256, rj_params) {
     kbd_softmax_rescale(to, tst);
     KBD_ROWVEC(f32, ts) tl;
     kbd_softmax_finish(to, tl, tst, p.scale);
-    kbd_store2d(to, p.y, 128, 64, 64, 0, 0);
+    kbd_store2d(p.y, to, 128, 64, 64, 0, 0);
     kbd_vec_store(p.lse, tl);
   }
 #elif KBD_REJECT_CASE == 1 /* scores of bf16: the exponentials and sums are f32 math */

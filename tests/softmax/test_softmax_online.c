@@ -52,13 +52,13 @@ typedef struct {
         kbd_fill(o, 1.0f);                                                                                             \
       } else {                                                                                                         \
         kbd_softmax_rescale(o, st);                                                                                    \
-        kbd_store2d(o, p.o + (long long)j * (R) * OC, R, OC, OC, 0, 0);                                                \
+        kbd_store2d(p.o + (long long)j * (R) * OC, o, R, OC, OC, 0, 0);                                                \
       }                                                                                                                \
     }                                                                                                                  \
-    kbd_store2d(pr, p.p, R, SC, SC, 0, 0);                                                                             \
+    kbd_store2d(p.p, pr, R, SC, SC, 0, 0);                                                                             \
     KBD_ROWVEC(f32, s) lse;                                                                                            \
     kbd_softmax_finish(o, lse, st, p.scale);                                                                           \
-    kbd_store2d(o, p.o, R, OC, OC, 0, 0);                                                                              \
+    kbd_store2d(p.o, o, R, OC, OC, 0, 0);                                                                              \
     kbd_vec_store_n(p.lse, lse, p.nlse);                                                                               \
   }
 
@@ -180,7 +180,7 @@ KBD_KERNEL(sm_row, 256, row_params) {
     kbd_load(t, x, p.cols, c0);
     KBD_MAP(t, t, v, row, c, c0 + c < p.cols ? v : -INFINITY);
     kbd_softmax_apply(e, st, t, p.scale);
-    kbd_store(e, y, p.cols, c0);
+    kbd_store(y, e, p.cols, c0);
   }
   KBD_ROWVEC(f32, t) lse;
   kbd_softmax_finish(e, lse, st, p.scale);

@@ -13,5 +13,5 @@ KBD_KERNEL(gelu_tanh_f32, 128, gelu_tanh_params) {
   const long long start = (long long)kbd_block_x() * 1024;
   kbd_load(a, p.x, p.n, start);
   kbd_gelu_tanh(d, a);
-  kbd_store(d, p.y, p.n, start);
+  kbd_store(p.y, d, p.n, start);
 }

@@ -39,7 +39,7 @@ typedef struct gt_params {
     const long long start = (long long)kbd_block_x() * GT_TILE;                                                  \
     kbd_load(a, (const kbd_##dt *)p.a, p.n, start);                                                              \
     kbd_gelu_tanh(d, a);                                                                                         \
-    kbd_store(d, (kbd_##dt *)p.d, p.n, start);                                                                   \
+    kbd_store((kbd_##dt *)p.d, d, p.n, start);                                                                   \
   }
 GT_KERNEL(f32)
 GT_KERNEL(f16)
@@ -52,7 +52,7 @@ KBD_KERNEL(gt_f32_to_bf16, GT_THREADS, gt_params) {
   const long long start = (long long)kbd_block_x() * GT_TILE;
   kbd_load(a, (const kbd_f32 *)p.a, p.n, start);
   kbd_gelu_tanh(d, a);
-  kbd_store(d, (kbd_bf16 *)p.d, p.n, start);
+  kbd_store((kbd_bf16 *)p.d, d, p.n, start);
 }
 
 /* ---- host side ------------------------------------------------------------------------------------------ */

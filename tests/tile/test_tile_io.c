@@ -41,9 +41,9 @@ typedef struct io_params {
     KBD_TILE(dt, 1, TW, SCOPE) t, u;                                                                             \
     KBD_STATIC_ASSERT(KBD_VEC(t) == (VEC), "test: vector width");                                                \
     kbd_load(t, (const kbd_##dt *)p.src, p.ncols, p.c0);                                                         \
-    kbd_store(t, (kbd_##dt *)p.out, TW, 0);                                                                      \
+    kbd_store((kbd_##dt *)p.out, t, TW, 0);                                                                      \
     kbd_load(u, (const kbd_##dt *)p.pat, TW, 0);                                                                 \
-    kbd_store(u, (kbd_##dt *)p.dst, p.ncols, p.c0);                                                              \
+    kbd_store((kbd_##dt *)p.dst, u, p.ncols, p.c0);                                                              \
   }
 IO1_KERNEL(io1_f32, f32, 1024, 256, KBD_CTA, 4)
 IO1_KERNEL(io1_bf16, bf16, 2048, 256, KBD_CTA, 4)
@@ -56,9 +56,9 @@ IO1_KERNEL(io1_f32_warp, f32, 128, 64, KBD_WARP, 4) /* a warp tile: each warp mo
     KBD_TILE_L(dt, R, C, SCOPE, LAYOUT) t, u;                                                                    \
     KBD_STATIC_ASSERT(KBD_VEC(t) == (VEC), "test: vector width");                                                \
     kbd_load2d(t, (const kbd_##dt *)p.src, p.nrows, p.ncols, p.ld, p.r0, p.c0);                                  \
-    kbd_store2d(t, (kbd_##dt *)p.out, R, C, C, 0, 0);                                                            \
+    kbd_store2d((kbd_##dt *)p.out, t, R, C, C, 0, 0);                                                            \
     kbd_load2d(u, (const kbd_##dt *)p.pat, R, C, C, 0, 0);                                                       \
-    kbd_store2d(u, (kbd_##dt *)p.dst, p.nrows, p.ncols, p.ld, p.r0, p.c0);                                       \
+    kbd_store2d((kbd_##dt *)p.dst, u, p.nrows, p.ncols, p.ld, p.r0, p.c0);                                       \
   }
 IO2_KERNEL(io2_f32, f32, 16, 64, 64, KBD_CTA, KBD_LAYOUT_ROW, 4)
 IO2_KERNEL(io2_bf16, bf16, 16, 64, 64, KBD_CTA, KBD_LAYOUT_ROW, 4)
@@ -307,10 +307,10 @@ typedef struct smem_params {
     }                                                                                                            \
     kbd_sync();                                                                                                  \
     kbd_load2d(t, (const kbd_##dt *)p.src, R, C, C, 0, 0);                                                       \
-    kbd_store_smem(t, s, LD);                                                                                    \
+    kbd_store_smem(s, t, LD);                                                                                    \
     kbd_sync();                                                                                                  \
     kbd_load_smem(u, s, LD);                                                                                     \
-    kbd_store2d(u, (kbd_##dt *)p.out, R, C, C, 0, 0);                                                            \
+    kbd_store2d((kbd_##dt *)p.out, u, R, C, C, 0, 0);                                                            \
     KBD_FOR_LANES(l) {                                                                                           \
       for (int k = kbd_thread_idx(l); k < (R) * (LD); k += KBD_BLOCK_THREADS) ((kbd_##dt *)p.image)[k] = s[k];   \
     }                                                                                                            \

@@ -135,7 +135,7 @@ typedef struct ew_params {
       EXTRA(d, a, b, c)                                                                                          \
     default: kbd_trap("ew: unknown op");                                                                         \
     }                                                                                                            \
-    kbd_store(d, (kbd_##dt *)p.d, p.n, start);                                                                   \
+    kbd_store((kbd_##dt *)p.d, d, p.n, start);                                                                   \
   }
 
 EW_KERNEL(f32, EW_FLOAT_CASES)
@@ -154,7 +154,7 @@ EW_KERNEL(i32, EW_NO_CASES)
     KBD_STATIC_ASSERT(KBD_VEC(a) == 4 && KBD_VEC(d) == 4, "test: one ROW layout for both dtypes");            \
     kbd_load(a, (const kbd_##S *)p.a, p.n, start);                                                               \
     kbd_convert(d, a);                                                                                           \
-    kbd_store(d, (kbd_##D *)p.d, p.n, start);                                                                    \
+    kbd_store((kbd_##D *)p.d, d, p.n, start);                                                                    \
   }
 #define CONV_FROM(S)                                                                                             \
   CONV_KERNEL(S, f32)                                                                                            \
@@ -182,7 +182,7 @@ CONV_FROM(i32)
   KBD_STATIC_ASSERT(KBD_VEC(a) == 4 && KBD_VEC(b) == 4 && KBD_VEC(c) == 4, "test: one ROW layout")
 #define MIX_STORE(D)                                                                                             \
   KBD_STATIC_ASSERT(KBD_VEC(d) == 4, "test: one ROW layout");                                                    \
-  kbd_store(d, (kbd_##D *)p.d, p.n, start)
+  kbd_store((kbd_##D *)p.d, d, p.n, start)
 
 KBD_KERNEL(mix_add_f32_bf16_f16, EW_THREADS, ew_params) { /* f32 = bf16 + f16 */
   MIX_LOAD3(bf16, f16, f32);
@@ -240,15 +240,15 @@ KBD_KERNEL(vec_mix, EW_THREADS, ew_params) {
   switch (p.op) {
   case T_COPY: /* bf16 h = a */
     kbd_convert(h, a);
-    kbd_store(h, (kbd_bf16 *)p.d, p.n, start);
+    kbd_store((kbd_bf16 *)p.d, h, p.n, start);
     break;
   case T_ADD: /* f32 d = a + b */
     kbd_add(d, a, b);
-    kbd_store(d, (kbd_f32 *)p.d, p.n, start);
+    kbd_store((kbd_f32 *)p.d, d, p.n, start);
     break;
   case T_MUL: /* bf16 h[r][c] = 2 * a[r][c] through KBD_MAP */
     KBD_MAP(h, a, x, r, c, 2.0f * x);
-    kbd_store(h, (kbd_bf16 *)p.d, p.n, start);
+    kbd_store((kbd_bf16 *)p.d, h, p.n, start);
     break;
   default: kbd_trap("vec_mix: unknown op");
   }
@@ -272,7 +272,7 @@ KBD_KERNEL(div0_i32, 64, div0_params) {
   } else {
     *p.line = __LINE__; kbd_div(d, a, b);
   }
-  kbd_store(d, p.d, p.n, 0);
+  kbd_store(p.d, d, p.n, 0);
 }
 
 /* ---- host helpers --------------------------------------------------------------------------------------- */

@@ -39,7 +39,7 @@ typedef struct own_params {
     const int inst = INSTANCE(t);                                                                                \
     kbd_zero(t);                                                                                                 \
     KBD_MAP(t, t, x, r, c, (float)(r * 1000 + c + 1000000 * inst) + x);                                          \
-    kbd_store2d(t, p.out + (long long)inst * (R) * (C), R, C, C, 0, 0);                                          \
+    kbd_store2d(p.out + (long long)inst * (R) * (C), t, R, C, C, 0, 0);                                          \
   }
 OWN_KERNEL(own_cta, 256, 32, 64, KBD_CTA, KBD_LAYOUT_ROW)
 OWN_KERNEL(own_wg, 256, 16, 64, KBD_WARPGROUP, KBD_LAYOUT_ROW)
@@ -242,8 +242,8 @@ typedef struct map_params {
     kbd_load2d(y, p.src, R, C, C, 0, 0);                                                                         \
     KBD_MAP(z, y, x, r, c, 2.0f * x - (float)r + 3.0f * (float)c);                                               \
     KBD_MAP(y, y, x, r, c, (c <= r) ? x : -INFINITY);                                                            \
-    kbd_store2d(y, p.causal, R, C, C, 0, 0);                                                                     \
-    kbd_store2d(z, p.expr, R, C, C, 0, 0);                                                                       \
+    kbd_store2d(p.causal, y, R, C, C, 0, 0);                                                                     \
+    kbd_store2d(p.expr, z, R, C, C, 0, 0);                                                                       \
   }
 MAP_KERNEL(map_row_cta, 128, 32, 32, KBD_CTA, KBD_LAYOUT_ROW)
 MAP_KERNEL(map_row_warp_rect, 32, 16, 48, KBD_WARP, KBD_LAYOUT_ROW)

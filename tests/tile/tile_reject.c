@@ -21,8 +21,8 @@ KBD_KERNEL(reject_ok_32, 32, reject_params) {
   KBD_TILE(f32, 1, 64, KBD_WARP) a, b;
   kbd_load(a, p.f, p.n, 0);
   kbd_exp(b, a);
-  kbd_store(b, p.f, p.n, 0);
-  kbd_store(b, (void *)p.f, p.n, 0); /* docs/tiles.md: a void * is accepted for any tile */
+  kbd_store(p.f, b, p.n, 0);
+  kbd_store((void *)p.f, b, p.n, 0); /* docs/tiles.md: a void * is accepted for any tile */
 }
 KBD_KERNEL(reject_ok_1024, 1024, reject_params) {
   KBD_TILE(f32, 1, 4096, KBD_CTA) a, b, d;
@@ -40,16 +40,16 @@ KBD_KERNEL(reject_ok_1024, 1024, reject_params) {
   kbd_gelu(d, d);
   kbd_add(k, k, k);
   kbd_abs(k, k);
-  kbd_store(k, p.i, p.n, 0);
+  kbd_store(p.i, k, p.n, 0);
   kbd_convert(h, d);
-  kbd_store(h, p.h, p.n, 0);
+  kbd_store(p.h, h, p.n, 0);
   kbd_load2d(m, p.f, 2, 64, 64, 0, 0);
   KBD_MAP(m, m, x, r, c, (c <= r) ? x : -1.0f);
-  kbd_store2d(m, p.f, 2, 64, 64, 0, 0);
+  kbd_store2d(p.f, m, 2, 64, 64, 0, 0);
   kbd_zero(acc);
-  kbd_store2d(acc, p.f, 64, 64, 64, 0, 0);
+  kbd_store2d(p.f, acc, 64, 64, 64, 0, 0);
   kbd_fill(mc, 1.0f);
-  kbd_store2d(mc, p.f, 16, 16, 16, 0, 0);
+  kbd_store2d(p.f, mc, 16, 16, 16, 0, 0);
 }
 
 #elif KBD_REJECT_CASE == 1
@@ -79,7 +79,7 @@ KBD_KERNEL(reject_4, 128, reject_params) {
   KBD_TILE(i32, 1, 64, KBD_WARP) t;
   kbd_load(t, p.i, p.n, 0);
   kbd_exp(t, t);
-  kbd_store(t, p.i, p.n, 0);
+  kbd_store(p.i, t, p.n, 0);
 }
 
 #elif KBD_REJECT_CASE == 5
@@ -98,7 +98,7 @@ KBD_KERNEL(reject_7, 128, reject_params) {
   kbd_load(a, p.f, p.n, 0);
   kbd_load(b, p.f, p.n, 0);
   kbd_add(a, a, b);
-  kbd_store(a, p.f, p.n, 0);
+  kbd_store(p.f, a, p.n, 0);
 }
 
 #elif KBD_REJECT_CASE == 8
@@ -106,7 +106,7 @@ KBD_KERNEL(reject_7, 128, reject_params) {
 KBD_KERNEL(reject_8, 128, reject_params) {
   KBD_TILE(f32, 2, 64, KBD_WARP) t;
   kbd_load(t, p.f, p.n, 0);
-  kbd_store2d(t, p.f, 2, 64, 64, 0, 0);
+  kbd_store2d(p.f, t, 2, 64, 64, 0, 0);
 }
 
 #elif KBD_REJECT_CASE == 9
@@ -114,7 +114,7 @@ KBD_KERNEL(reject_8, 128, reject_params) {
 KBD_KERNEL(reject_9, 128, reject_params) {
   KBD_TILE(bf16, 1, 64, KBD_WARP) t;
   kbd_load(t, p.f, p.n, 0);
-  kbd_store(t, p.h, p.n, 0);
+  kbd_store(p.h, t, p.n, 0);
 }
 
 #elif KBD_REJECT_CASE == 10
@@ -122,7 +122,7 @@ KBD_KERNEL(reject_9, 128, reject_params) {
 KBD_KERNEL(reject_10, 128, reject_params) {
   KBD_TILE_L(f32, 64, 12, KBD_WARPGROUP, KBD_LAYOUT_WGMMA_ACC) t;
   kbd_zero(t);
-  kbd_store2d(t, p.f, 64, 12, 12, 0, 0);
+  kbd_store2d(p.f, t, 64, 12, 12, 0, 0);
 }
 
 #elif KBD_REJECT_CASE == 11
@@ -130,7 +130,7 @@ KBD_KERNEL(reject_10, 128, reject_params) {
 KBD_KERNEL(reject_11, 128, reject_params) {
   KBD_TILE_L(f32, 64, 64, KBD_WARP, KBD_LAYOUT_WGMMA_ACC) t;
   kbd_zero(t);
-  kbd_store2d(t, p.f, 64, 64, 64, 0, 0);
+  kbd_store2d(p.f, t, 64, 64, 64, 0, 0);
 }
 
 #elif KBD_REJECT_CASE == 12
@@ -139,7 +139,23 @@ KBD_KERNEL(reject_12, 128, reject_params) {
   KBD_TILE(i32, 1, 64, KBD_WARP) t;
   kbd_load(t, p.i, p.n, 0);
   kbd_fma(t, t, t, t);
-  kbd_store(t, p.i, p.n, 0);
+  kbd_store(p.i, t, p.n, 0);
+}
+
+#elif KBD_REJECT_CASE == 13
+/* the source-first order of kbd before 2026-11: the pointer lands where the tile goes */
+KBD_KERNEL(reject_13, 128, reject_params) {
+  KBD_TILE(f32, 1, 64, KBD_WARP) t;
+  kbd_load(t, p.f, p.n, 0);
+  kbd_store(t, p.f, p.n, 0);
+}
+
+#elif KBD_REJECT_CASE == 14
+/* the same for the 2D and shared-memory stores */
+KBD_KERNEL(reject_14, 128, reject_params) {
+  KBD_TILE(f32, 4, 64, KBD_WARP) t;
+  kbd_load2d(t, p.f, 4, 64, 64, 0, 0);
+  kbd_store2d(t, p.f, 4, 64, 64, 0, 0);
 }
 
 #else

@@ -236,7 +236,7 @@ KBD_KERNEL(num_ew, 32, ew_params) {
   case O_ADD_S: kbd_add_s(d, a, p.s); break;
   default: kbd_convert(d, a); break;
   }
-  kbd_store(d, p.d, EW_N, 0);
+  kbd_store(p.d, d, EW_N, 0);
 }
 
 /* NaNs of every kind (quiet, signaling, either sign, payloads), the values that make a NaN out of none

@@ -20,7 +20,7 @@ KBD_KERNEL(demo_k, 64, demo_params) {
   KBD_MAP(t, e, x, r, c, x);
   if (w == 1) demo_stop(w);
   kbd_bar_sync(1, 64); /* gdb: warp 0 waits here */
-  kbd_store(e, p.out, 4 * 2 * 64, ((long long)kbd_block_x() * 2 + w) * 64);
+  kbd_store(p.out, e, 4 * 2 * 64, ((long long)kbd_block_x() * 2 + w) * 64);
 }
 
 int main(void) {
