@@ -134,6 +134,9 @@ static void pc_counters(void **state) {
     if (t != KBD_PROFILE_BF16) assert_int_equal(p->mma_flops[t], 0);
   assert_int_equal(p->global_read_bytes, 16384 + 16);
   assert_int_equal(p->global_write_bytes, 16384 + 4);
+  /* distinct sectors: A and B once each, the 4-byte scale and flag one (whole) sector each; D once */
+  assert_int_equal(p->global_unique_read_bytes, 16384 + 32);
+  assert_int_equal(p->global_unique_write_bytes, 16384 + 32);
   assert_int_equal(p->tma_load_bytes, 0);
   assert_int_equal(p->tma_store_bytes, 0);
   assert_int_equal(p->barrier_waits, KBD_CPU_ARCH == 90 ? 8 : 20);
@@ -181,7 +184,50 @@ static void pc_counters(void **state) {
   kbd_profile_enable(-1);
 }
 
+/* Compulsory traffic (global_unique_*_bytes): distinct 32-byte sectors, each counted once per launch.
+ * pc_reread: 8 blocks each load the same 32 x 64 f32 tile of x (8192 bytes) and store it into their own slice of
+ * y. Asked: read 8 x 8192 = 65536, written 65536. Distinct: x's 8192 bytes once (256 sectors); y's 8 slices are
+ * distinct (65536). Two host threads run the blocks, so two workers set bits of the same words of x's bitmap:
+ * the count must still be 8192, not up to 2 x 8192. */
+typedef struct pc_rr_params {
+  const float *x;
+  float *y;
+} pc_rr_params;
+KBD_KERNEL(pc_reread, 128, pc_rr_params) {
+  KBD_TILE(f32, 32, 64, KBD_WARPGROUP) t;
+  kbd_load2d(t, p.x, 32, 64, 64, 0, 0);
+  kbd_store2d(p.y + (long long)kbd_block_x() * 32 * 64, t, 32, 64, 64, 0, 0);
+}
+
+static void pc_compulsory(void **state) {
+  (void)state;
+  static float hx[32 * 64];
+  for (int i = 0; i < 32 * 64; ++i)
+    hx[i] = (float)i;
+  float *dx, *dy;
+  assert_true(kbd_ok(kbd_malloc((void **)&dx, sizeof hx)));
+  assert_true(kbd_ok(kbd_malloc((void **)&dy, 8 * sizeof hx)));
+  assert_true(kbd_ok(kbd_copy_to_device(dx, hx, sizeof hx)));
+  setenv("KBD_CPU_THREADS", "2", 1);
+  kbd_profile_enable(1);
+  for (int run = 0; run < 2; ++run) { /* a second launch starts from cleared bitmaps: the same counts */
+    pc_rr_params p = {dx, dy};
+    const kbd_status st = pc_reread(kbd_cfg_1d(8), p);
+    if (!kbd_ok(st)) fail_msg("pc_reread: %s", st.msg);
+    const kbd_profile *pr = kbd_profile_last();
+    assert_non_null(pr);
+    assert_int_equal(pr->global_read_bytes, 8 * 8192);
+    assert_int_equal(pr->global_write_bytes, 8 * 8192);
+    assert_int_equal(pr->global_unique_read_bytes, 8192);
+    assert_int_equal(pr->global_unique_write_bytes, 8 * 8192);
+  }
+  kbd_profile_enable(-1);
+  setenv("KBD_CPU_THREADS", "1", 1);
+  kbd_free(dx);
+  kbd_free(dy);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(pc_counters)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(pc_counters), cmocka_unit_test(pc_compulsory)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,6 +43,9 @@ typedef struct kbd_cpu_alloc {
   int free_line;
   int live;
   int host; /* registered host memory (kbd_host_register): kernels may access it, the host writes it */
+  /* KBD_CPU_PROFILE: the 32-byte sectors a kernel read ([0]) and wrote ([1]) in the profiled launch, one bit each
+   * (allocated and cleared at the launch's start, kbd_cpu_touch_reset; NULL when not profiling) */
+  uint64_t *touched[2];
 } kbd_cpu_alloc;
 
 /* The sorted array of live allocations: a header followed by `cap` record pointers. */
@@ -126,6 +129,9 @@ static inline void kbd_cpu_retire(kbd_cpu_registry *R, kbd_cpu_alloc *a, const c
   a->free_line = line;
   free(a->written);
   a->written = NULL;
+  free(a->touched[0]);
+  free(a->touched[1]);
+  a->touched[0] = a->touched[1] = NULL;
   kbd_cpu_alloc **slot = &R->freed[R->nfreed % KBD_CPU_FREED_HISTORY];
   free(*slot);
   *slot = a;
@@ -364,6 +370,51 @@ KBD_NORETURN static inline void kbd_cpu_poison_fault(const kbd_cpu_alloc *r, siz
 
 enum { KBD_CPU_G_BOUNDS = 0, KBD_CPU_G_READ = 1, KBD_CPU_G_WRITE = 2, KBD_CPU_G_RMW = 3 };
 
+/* ---- compulsory traffic (KBD_CPU_PROFILE) ----------------------------------------------------------------
+ * The DRAM bytes a launch needs at least: every 32-byte sector (the unit DRAM and L2 move) read, and every one
+ * written, counted once however often the kernel touches it - the traffic if every re-read hit L2. The
+ * profiler's global_read/write_bytes count every access instead (no L2 at all); the truth lies between. */
+/* The running worker's counters {read, written} in bytes (whole sectors); NULL when the launch is not profiled. */
+KBD_WEAK __thread long long *kbd_cpu_touch_ctr = NULL;
+
+/* At a profiled launch's start: every live allocation gets cleared sector bitmaps (an allocation whose bitmap
+ * cannot be allocated is not counted). */
+static inline void kbd_cpu_touch_reset(void) {
+  kbd_cpu_registry *R = &kbd_cpu_allocs;
+  pthread_mutex_lock(&R->mu);
+  kbd_cpu_livevec *lv = R->live;
+  for (size_t i = 0; lv && i < lv->n; ++i) {
+    kbd_cpu_alloc *a = KBD_CPU_LIVE_V(lv)[i];
+    const size_t words = (a->bytes + 32 * 64 - 1) / (32 * 64);
+    for (int k = 0; k < 2; ++k) {
+      if (!a->touched[k])
+        a->touched[k] = (uint64_t *)calloc(words ? words : 1, sizeof(uint64_t));
+      else
+        memset(a->touched[k], 0, (words ? words : 1) * sizeof(uint64_t));
+    }
+  }
+  pthread_mutex_unlock(&R->mu);
+}
+
+/* Sectors of [off, off + n) of r newly read / written in this launch, into the worker's counters. Several workers
+ * may set bits of one word: fetch_or tells each which bits it set first, so no sector counts twice. */
+static inline void kbd_cpu_touch(kbd_cpu_alloc *r, size_t off, size_t n, int mode) {
+  const size_t s0 = off / 32, s1 = (off + n - 1) / 32;
+  for (int k = 0; k < 2; ++k) {
+    uint64_t *bm = r->touched[k];
+    if (!bm || !(mode & (k ? KBD_CPU_G_WRITE : KBD_CPU_G_READ))) continue;
+    long long added = 0;
+    for (size_t sct = s0; sct <= s1;) {
+      const size_t wi = sct / 64, last = s1 / 64 == wi ? s1 % 64 : 63;
+      const uint64_t hi = last == 63 ? ~0ull : ((1ull << (last + 1)) - 1), mask = hi & ~((1ull << (sct % 64)) - 1);
+      const uint64_t old = __atomic_fetch_or(&bm[wi], mask, __ATOMIC_RELAXED);
+      added += __builtin_popcountll(mask & ~old);
+      sct = wi * 64 + last + 1;
+    }
+    kbd_cpu_touch_ctr[k] += added * 32;
+  }
+}
+
 /* A kbd access of global bytes [lo, lo + bytes) in a kernel: bounds always; reads (mode & KBD_CPU_G_READ)
  * check the written bits, writes set them. An access of 0 bytes touches nothing. */
 static inline void kbd_cpu_global_access(const void *lo, size_t bytes, int mode, const char *file, int line,
@@ -372,6 +423,7 @@ static inline void kbd_cpu_global_access(const void *lo, size_t bytes, int mode,
   if (KBD_UNLIKELY(!bytes)) return;
   kbd_cpu_alloc *r = KBD_LIKELY(b > a) ? kbd_cpu_global_find(a, b) : NULL; /* b <= a: wrapped past the top */
   if (KBD_UNLIKELY(!r)) kbd_cpu_global_fault(a, b, file, line, what);
+  if (KBD_UNLIKELY(kbd_cpu_touch_ctr != NULL) && mode != KBD_CPU_G_BOUNDS) kbd_cpu_touch(r, a - r->base, bytes, mode);
   uint64_t *w = r->written;
   if (!w) return; /* registered host memory: the host may have written any of it at any time */
   if (mode & KBD_CPU_G_READ) {

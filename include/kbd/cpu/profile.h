@@ -63,6 +63,8 @@ typedef struct kbd_profile {
   int block;                                       /* threads per block */
   int cluster;                                     /* CTAs per cluster */
   long long global_read_bytes, global_write_bytes; /* by threads and by the TMA */
+  /* the compulsory part: 32-byte sectors read / written at least once in the launch, x 32 (kbd/cpu/global.h) */
+  long long global_unique_read_bytes, global_unique_write_bytes;
   long long tma_load_bytes, tma_store_bytes;
   long long shared_read_bytes, shared_write_bytes; /* by threads */
   long long shared_wavefronts, shared_ideal_wavefronts;
@@ -79,7 +81,8 @@ typedef struct kbd_profile {
 #define KBD_CPU_PROF_SITES 1024 /* a power of two */
 
 typedef struct kbd_cpu_prof {
-  kbd_profile c; /* counters (sites unused) */
+  kbd_profile c;      /* counters (sites unused) */
+  long long touch[2]; /* kbd_cpu_touch_ctr of this worker: unique sectors read / written, in bytes */
   kbd_profile_site site[KBD_CPU_PROF_SITES];
   int used[KBD_CPU_PROF_SITES];
 } kbd_cpu_prof;
@@ -257,21 +260,26 @@ static inline void kbd_cpu_prof_begin(kbd_cpu_launch *L) {
     return;
   }
   L->prof = calloc(1, sizeof(kbd_cpu_prof));
+  if (L->prof) kbd_cpu_touch_reset();
 }
 
 /* A worker's start and end: its own table, merged into the launch's. */
 static inline void kbd_cpu_prof_worker_begin(kbd_cpu_launch *L) {
   kbd_cpu_prof_cur = L->prof ? (kbd_cpu_prof *)calloc(1, sizeof(kbd_cpu_prof)) : NULL;
+  kbd_cpu_touch_ctr = kbd_cpu_prof_cur ? kbd_cpu_prof_cur->touch : NULL;
 }
 static inline void kbd_cpu_prof_worker_end(kbd_cpu_launch *L) {
   kbd_cpu_prof *W = kbd_cpu_prof_cur, *M = (kbd_cpu_prof *)L->prof;
   kbd_cpu_prof_cur = NULL;
+  kbd_cpu_touch_ctr = NULL;
   if (!W) return;
   if (M) {
     pthread_mutex_lock(&L->mu);
 #define KBD__PROF_ADD(f) M->c.f += W->c.f
     KBD__PROF_ADD(global_read_bytes);
     KBD__PROF_ADD(global_write_bytes);
+    M->c.global_unique_read_bytes += W->touch[0];
+    M->c.global_unique_write_bytes += W->touch[1];
     KBD__PROF_ADD(tma_load_bytes);
     KBD__PROF_ADD(tma_store_bytes);
     KBD__PROF_ADD(shared_read_bytes);
@@ -360,6 +368,8 @@ static inline void kbd_profile_print(const kbd_profile *p, FILE *f) {
   fprintf(f, "  global: %lld B read, %lld B written (TMA %lld loaded, %lld stored); sectors %lld (ideal %lld)\n",
           p->global_read_bytes, p->global_write_bytes, p->tma_load_bytes, p->tma_store_bytes, p->global_sectors,
           p->global_ideal_sectors);
+  fprintf(f, "  compulsory: %lld B read, %lld B written (distinct 32-byte sectors: the traffic if re-reads hit L2)\n",
+          p->global_unique_read_bytes, p->global_unique_write_bytes);
   fprintf(f, "  shared: %lld B read, %lld B written by threads; wavefronts %lld (ideal %lld)\n", p->shared_read_bytes,
           p->shared_write_bytes, p->shared_wavefronts, p->shared_ideal_wavefronts);
   fprintf(f, "  barrier waits %lld (blocked %lld); MMA FLOPs:", p->barrier_waits, p->barrier_blocked);
@@ -417,13 +427,14 @@ static inline int kbd_profile_write_json(const kbd_profile *p, FILE *f) {
   fprintf(f, ", \"arch\": \"%s\", \"grid\": [%u, %u, %u], \"block\": %d, \"cluster\": %d", p->arch, p->grid[0],
           p->grid[1], p->grid[2], p->block, p->cluster);
   fprintf(f,
-          ", \"global_read_bytes\": %lld, \"global_write_bytes\": %lld, \"tma_load_bytes\": %lld, "
+          ", \"global_read_bytes\": %lld, \"global_write_bytes\": %lld, \"global_unique_read_bytes\": %lld, "
+          "\"global_unique_write_bytes\": %lld, \"tma_load_bytes\": %lld, "
           "\"tma_store_bytes\": %lld, \"shared_read_bytes\": %lld, \"shared_write_bytes\": %lld, "
           "\"shared_wavefronts\": %lld, \"shared_ideal_wavefronts\": %lld, \"global_sectors\": %lld, "
           "\"global_ideal_sectors\": %lld, \"barrier_waits\": %lld, \"barrier_blocked\": %lld",
-          p->global_read_bytes, p->global_write_bytes, p->tma_load_bytes, p->tma_store_bytes, p->shared_read_bytes,
-          p->shared_write_bytes, p->shared_wavefronts, p->shared_ideal_wavefronts, p->global_sectors,
-          p->global_ideal_sectors, p->barrier_waits, p->barrier_blocked);
+          p->global_read_bytes, p->global_write_bytes, p->global_unique_read_bytes, p->global_unique_write_bytes,
+          p->tma_load_bytes, p->tma_store_bytes, p->shared_read_bytes, p->shared_write_bytes, p->shared_wavefronts,
+          p->shared_ideal_wavefronts, p->global_sectors, p->global_ideal_sectors, p->barrier_waits, p->barrier_blocked);
   fputs(", \"mma_flops\": {", f);
   for (int t = 0; t < KBD_PROFILE_NTYPES; ++t)
     fprintf(f, "%s\"%s\": %lld", t ? ", " : "", kbd_profile_type_name(t), p->mma_flops[t]);

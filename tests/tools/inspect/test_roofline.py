@@ -66,6 +66,23 @@ class Math(unittest.TestCase):
         self.assertEqual((r["kind"], r["side"], r["ai"]), ("memory-only", "memory-bound", 0.0))
         self.assertAlmostEqual(r["time_bound_s"], 12000 / 3.35e12)
 
+    def test_compulsory_bytes(self):
+        # 2^30 bf16 FLOPs; every access 2^24 bytes (AI 64: memory-bound on H100 SXM, ridge 295.4), compulsory 2^21
+        # (AI 512: compute-bound). The bound uses the compulsory bytes (the best case), no-reuse is reported beside.
+        r0 = rec("g", rd=2 ** 23, wr=2 ** 23, bf16=2 ** 30)
+        r0["global_unique_read_bytes"], r0["global_unique_write_bytes"] = 2 ** 20, 2 ** 20
+        r = kr.analyse(merged(r0)[0], kr.GPUS["h100-sxm"])
+        self.assertTrue(r["compulsory"])
+        self.assertEqual((r["bytes"], r["bytes_all"]), (2 ** 21, 2 ** 24))
+        self.assertEqual((r["ai"], r["ai_all"]), (512.0, 64.0))
+        self.assertEqual((r["side"], r["side_all"]), ("compute-bound", "memory-bound"))
+        self.assertAlmostEqual(r["attainable_all"], 64 * 3.35e12)
+        self.assertAlmostEqual(r["time_bound_s"], 2 ** 30 / 989.5e12)
+        # two launches: compulsory bytes add (each launch starts cold); a record without them drops the count
+        r1 = dict(r0)
+        self.assertEqual(kr.merge([r0, r1], False)[0]["ubytes"], 2 ** 22)
+        self.assertIsNone(kr.merge([r0, rec("g", rd=1, bf16=2)], False)[0]["ubytes"])
+
     def test_merge(self):
         ks = merged(rec("a", rd=100, bf16=10), rec("a", rd=50, wr=50, bf16=30), rec("b", rd=1))
         a = [k for k in ks if k["kernel"] == "a"][0]
@@ -85,6 +102,15 @@ class Cli(unittest.TestCase):
 
     def test_svg(self):
         with tempfile.TemporaryDirectory() as d:
+            g3 = rec("g3", arch="sm_100a", rd=2 ** 24, bf16=2 ** 30)
+            g3["global_unique_read_bytes"], g3["global_unique_write_bytes"] = 2 ** 20, 0
+            p3 = self.write(d, [json.dumps(g3)])
+            out3 = os.path.join(d, "r3.svg")
+            r3 = self.run_tool(p3, "--svg", out3)
+            self.assertEqual(r3.returncode, 0, r3.stderr)
+            d3 = xml.dom.minidom.parse(out3)
+            self.assertEqual([c.getAttribute("class") for c in d3.getElementsByTagName("circle")], ["noreuse", "point"])
+            self.assertIn("no L2 reuse", r3.stdout)
             p = self.write(d, [json.dumps(rec("g1", arch="sm_100a", rd=2 ** 20, bf16=2 ** 32)),
                                json.dumps(rec("g2", arch="sm_100a", rd=2 ** 20, e4m3=2 ** 28)),
                                json.dumps(rec("g1", arch="sm_100a", rd=2 ** 20, bf16=2 ** 32)),
@@ -93,8 +119,10 @@ class Cli(unittest.TestCase):
             r = self.run_tool(p, "--svg", out)
             self.assertEqual(r.returncode, 0, r.stderr)
             doc = xml.dom.minidom.parse(out)
-        pts = [c.getAttribute("data-kernel") for c in doc.getElementsByTagName("circle")]
+        pts = [c.getAttribute("data-kernel") for c in doc.getElementsByTagName("circle") if c.getAttribute("class") == "point"]
         self.assertEqual(sorted(pts), ["g1", "g2"])
+        # no record carries compulsory bytes: no hollow no-reuse points
+        self.assertEqual([c for c in doc.getElementsByTagName("circle") if c.getAttribute("class") == "noreuse"], [])
         roofs = [p.getAttribute("data-dtype") for p in doc.getElementsByTagName("polyline")]
         self.assertEqual(roofs, ["bf16", "e4m3"])
         mem = [t.getAttribute("data-kernel") for t in doc.getElementsByTagName("text") if t.getAttribute("class") == "memonly"]
