@@ -81,19 +81,26 @@ static inline int kbd_smem_ideal_wavefronts(const uint32_t *byte_addr, const uns
   return total;
 }
 
-/* Sectors of one warp-wide global access; *lines (may be NULL): distinct 128-byte lines; *ideal (may be NULL):
- * ceil(distinct bytes / 32). */
-static inline int kbd_global_sectors(const uint64_t *byte_addr, const unsigned char *active, int lanes,
-                                     int bytes_per_lane, int *lines, int *ideal) {
-  uint64_t lo[32];
+/* The active lanes' start addresses, sorted ascending into lo[0..n); returns n. */
+static inline int kbd__mm_sorted_starts(const uint64_t *byte_addr, const unsigned char *active, int lanes,
+                                        uint64_t *lo) {
   int n = 0;
-  for (int l = 0; l < lanes && l < 32; ++l) /* active lanes' start addresses, insertion-sorted */
+  for (int l = 0; l < lanes && l < 32; ++l)
     if (!active || active[l]) {
       int i = n++;
       for (; i > 0 && lo[i - 1] > byte_addr[l]; --i)
         lo[i] = lo[i - 1];
       lo[i] = byte_addr[l];
     }
+  return n;
+}
+
+/* Sectors of one warp-wide global access; *lines (may be NULL): distinct 128-byte lines; *ideal (may be NULL):
+ * ceil(distinct bytes / 32). */
+static inline int kbd_global_sectors(const uint64_t *byte_addr, const unsigned char *active, int lanes,
+                                     int bytes_per_lane, int *lines, int *ideal) {
+  uint64_t lo[32];
+  const int n = kbd__mm_sorted_starts(byte_addr, active, lanes, lo);
   const uint64_t b = (uint64_t)(bytes_per_lane > 0 ? bytes_per_lane : 1);
   int sectors = 0, nlines = 0;
   uint64_t bytes = 0, end = 0, last_sector = ~0ull, last_line = ~0ull;
@@ -121,14 +128,7 @@ static inline int kbd_global_sectors(const uint64_t *byte_addr, const unsigned c
 static inline uint64_t kbd_global_unique_bytes(const uint64_t *byte_addr, const unsigned char *active, int lanes,
                                                int bytes_per_lane) {
   uint64_t lo[32];
-  int n = 0;
-  for (int l = 0; l < lanes && l < 32; ++l)
-    if (!active || active[l]) {
-      int i = n++;
-      for (; i > 0 && lo[i - 1] > byte_addr[l]; --i)
-        lo[i] = lo[i - 1];
-      lo[i] = byte_addr[l];
-    }
+  const int n = kbd__mm_sorted_starts(byte_addr, active, lanes, lo);
   const uint64_t b = (uint64_t)(bytes_per_lane > 0 ? bytes_per_lane : 1);
   uint64_t total = 0, end = 0;
   for (int i = 0; i < n; ++i) {
