@@ -213,12 +213,68 @@ static void test_trace_off(void **state) {
   check_log("(0,0,0)");
 }
 
+/* Cluster barriers: 2 CTAs of 2 warps pass kbd_cluster_sync twice. The traced CTA's log must show each phase
+ * completing exactly once ("cluster barrier phase p complete, wakes warps ..."), and every warp that stopped at a
+ * cluster sync must be named by the next completion before it runs again. */
+static int l_csync0, l_csync1;
+KBD_KERNEL(trace_cluster_k, 64, trace_params) {
+  MT_MARK(l_csync0); kbd_cluster_sync();
+  MT_MARK(l_csync1); kbd_cluster_sync();
+  kbd_st_global(&p.out[kbd_block_x() * 2 + (unsigned)kbd_warp_id()], 1 + (int)kbd_warp_id());
+}
+
+static void test_trace_cluster(void **state) {
+  (void)state;
+  for (int t = 1; t <= 2; ++t)
+    for (int sd = 0; sd < 8; ++sd) {
+      mt_env(t, sd);
+      setenv("KBD_CPU_TRACE", "1", 1);
+      const long from = log_size();
+      trace_params p = {g_out};
+      MT_ASSERT_OK(trace_cluster_k(kbd_cfg_cluster(kbd_cfg(kbd_dim(2, 1, 1), 0, NULL), 2, 1, 1), p));
+      read_log(from);
+      int phases[2] = {0, 0}, waiting[2] = {-1, -1}; /* waiting[w]: the phase warp w stopped in, or -1 */
+      int done = 0;
+      for (int i = 0; i < g_n; ++i) {
+        assert_non_null(strstr(g_lines[i], "block (1,0,0)"));
+        const char *ph = strstr(g_lines[i], "cluster barrier phase ");
+        if (ph) {
+          const int k = atoi(ph + 22);
+          assert_true(k == 0 || k == 1);
+          assert_int_equal(k, done); /* in order, each once */
+          phases[k]++;
+          done++;
+          for (int w = 0; w < 2; ++w)
+            if (waiting[w] == k) {
+              assert_true(names_warp(g_lines[i], " wakes warps", w));
+              waiting[w] = -1;
+            }
+          continue;
+        }
+        const char *rest;
+        const int w = event_warp(g_lines[i], &rest);
+        if (w < 0) continue;
+        assert_true(w == 0 || w == 1);
+        if (strncmp(rest, " run", 4) == 0) assert_int_equal(waiting[w], -1); /* released before it runs */
+        if (strncmp(rest, " stop wait for", 14) == 0) {
+          const int at = at_line(rest);
+          assert_true(at == l_csync0 || at == l_csync1);
+          waiting[w] = at == l_csync0 ? 0 : 1;
+        }
+      }
+      assert_int_equal(phases[0], 1);
+      assert_int_equal(phases[1], 1);
+    }
+  unsetenv("KBD_CPU_TRACE");
+}
+
 int main(void) {
   snprintf(g_path, sizeof g_path, "kbd_trace_test_%ld.log", (long)getpid());
   remove(g_path);
   setenv("KBD_CPU_TRACE_FILE", g_path, 1);
   if (!kbd_ok(kbd_malloc((void **)&g_out, 8 * sizeof *g_out))) return 1;
-  const struct CMUnitTest tests[] = {MT_TEST(test_trace_off), MT_TEST(test_trace_block_all_seeds)};
+  const struct CMUnitTest tests[] = {MT_TEST(test_trace_off), MT_TEST(test_trace_block_all_seeds),
+                                     MT_TEST(test_trace_cluster)};
   const int rc = cmocka_run_group_tests(tests, NULL, NULL);
   remove(g_path);
   kbd_free(g_out);

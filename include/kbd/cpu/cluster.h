@@ -49,12 +49,21 @@ static inline void kbd_cpu_cluster_complete(kbd_cpu_group *G) {
   memset(G->cl_clk, 0, n);
   G->cl_arrived = 0;
   G->cl_phase++;
-  for (int s = 0; s < G->nctas; ++s)
+  for (int s = 0; s < G->nctas; ++s) {
+    uint32_t woken = 0;
     for (int i = 0; i < G->ctas[s]->nwarps; ++i) {
       kbd_cpu_warp *x = &G->ctas[s]->warps[i];
-      if (x->state == KBD_CPU_W_BLOCKED && x->wait_kind == KBD_CPU_WAIT_OBJ && x->wait_obj == (const void *)G)
+      if (x->state == KBD_CPU_W_BLOCKED && x->wait_kind == KBD_CPU_WAIT_OBJ && x->wait_obj == (const void *)G) {
         kbd_cpu_wake(x);
+        woken |= 1u << i;
+      }
     }
+    if (KBD_CPU_TRACED(G->ctas[s])) { /* KBD_CPU_TRACE: the completion that releases this CTA's waiters */
+      char ws[160];
+      kbd_cpu_trace_emit(G->ctas[s], "cluster barrier phase %u complete, wakes warps%s", G->cl_phase - 1u,
+                         kbd_cpu_trace_warps(woken, ws, sizeof ws));
+    }
+  }
 }
 
 /* barrier.cluster.arrive{.release|.relaxed}.aligned */

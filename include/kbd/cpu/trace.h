@@ -14,8 +14,9 @@
  * Events: `run` (the warp gets the host thread), `stop <what> at file:line` (it blocks on a
  * barrier, an mbarrier phase or another wait object - named as a deadlock report names it - or polls
  * memory), `yield` (a scheduling point where it stays ready, e.g. right after completing a barrier),
- * `exit`, `fault`, and the completions that release waiting warps: `completes bar ...` by the arriving warp
- * and `mbarrier ... phase n complete` (by an arrival or a transaction's bytes). A warp's own sequence of
+ * `exit`, `fault`, and the completions that release waiting warps: `completes bar ...` by the arriving warp,
+ * `mbarrier ... phase n complete` (by an arrival or a transaction's bytes) and `cluster barrier phase n
+ * complete` (kbd/cpu/cluster.h; the arrival that completes it may come from another CTA of the cluster). A warp's own sequence of
  * stops is its program's; the interleaving between warps is the schedule (KBD_CPU_SEED).
  *
  * Cost when off: the launch reads the variable once; each scheduling point compares its block with the
