@@ -24,8 +24,8 @@ KBD_KERNEL(ws_gemv, WS_THREADS, ws_params) {
   KBD_WARP_RANGE(empty0, 0, 9);
   KBD_WARP_RANGE(empty1, 0, 9);
 
-  /* stage s, row slot j (0: consumer warpgroup 0's row, 1: warpgroup 1's): WS_CHUNK floats */
-  KBD_SHARED(float, ring, WS_STAGES * 2 * WS_CHUNK);
+  /* the ring as one shared tile: row 2s + j is stage s's row for consumer warpgroup j (WS_CHUNK floats) */
+  KBD_SHARED_STILE(ws_ring, ring);
 
   const long long pairs = (p.rows + 1) / 2, chunks = (p.cols + WS_CHUNK - 1) / WS_CHUNK;
   const long long my_pairs = kbd_block_x() < pairs ? (pairs - 1 - kbd_block_x()) / kbd_grid_x() + 1 : 0;
@@ -44,7 +44,7 @@ KBD_KERNEL(ws_gemv, WS_THREADS, ws_params) {
         /* a missing second row (odd rows) or the tail past cols loads as zeros */
         const float *src = p.a + (row < p.rows ? row : 0) * p.cols;
         kbd_load(t, src, row < p.rows ? p.cols : 0, c0);
-        kbd_store_smem(ring + (s * 2 + j) * WS_CHUNK, t, WS_CHUNK);
+        kbd_stile_store_at(ring, t, s * 2 + j, 0);
       }
       kbd_scope_arrive(full);
     }
@@ -62,7 +62,7 @@ KBD_KERNEL(ws_gemv, WS_THREADS, ws_params) {
     const kbd_scope full = s == 0 ? full0 : full1, empty = s == 0 ? empty0 : empty1;
     kbd_load(x, p.x, p.cols, c0); /* global, no ring: x is shared by every row */
     kbd_scope_sync(full);
-    kbd_load_smem(a, ring + (s * 2 + g) * WS_CHUNK, WS_CHUNK);
+    kbd_stile_load_at(a, ring, s * 2 + g, 0);
     /* the producer's next wait on this stage is for step it + WS_STAGES; none after the last ones */
     if (it + WS_STAGES < steps) kbd_scope_arrive(empty);
     kbd_fma(acc, a, x, acc);

@@ -13,6 +13,9 @@
 #define WS_CHUNK 1024       /* columns per stage and row */
 #define WS_STAGES 2         /* ring depth: the producer fills one stage while the consumers read the other */
 #define WS_THREADS (9 * 32) /* warps 0-3: consumer warpgroup 0, 4-7: consumer warpgroup 1, 8: producer */
+/* The ring: WS_STAGES stages of two rows (one per consumer warpgroup), unswizzled - each row is read and written
+ * as whole 16-byte vectors by consecutive threads, which is conflict-free without a swizzle. */
+typedef KBD_STILE(f32, WS_STAGES * 2, WS_CHUNK, KBD_SWIZZLE_NONE) ws_ring;
 
 typedef struct ws_params {
   const float *a; /* rows x cols */
