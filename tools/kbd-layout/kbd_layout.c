@@ -34,38 +34,22 @@ static void die(const char *fmt, ...) {
   exit(1);
 }
 
-typedef struct {
-  const char *name;
-  int id;
-} kl_name;
-
-static const kl_name kl_layouts[] = {{"ROW", KBD_LAYOUT_ROW},     {"WGMMA_ACC", KBD_LAYOUT_WGMMA_ACC},
-                                     {"MMA_A", KBD_LAYOUT_MMA_A}, {"MMA_B", KBD_LAYOUT_MMA_B},
-                                     {"MMA_C", KBD_LAYOUT_MMA_C}, {"TMEM_ACC", KBD_LAYOUT_TMEM_ACC}};
-static const kl_name kl_dtypes[] = {{"f32", KBD_DT_f32},   {"f16", KBD_DT_f16},   {"bf16", KBD_DT_bf16},
-                                    {"e4m3", KBD_DT_e4m3}, {"e5m2", KBD_DT_e5m2}, {"i32", KBD_DT_i32}};
-static const kl_name kl_swizzles[] = {{"NONE", KBD_SWIZZLE_NONE},
-                                      {"32B", KBD_SWIZZLE_32B},
-                                      {"64B", KBD_SWIZZLE_64B},
-                                      {"128B", KBD_SWIZZLE_128B},
-                                      {"128B_ATOM32", KBD_SWIZZLE_128B_ATOM32}};
-
-static int kl_lookup(const kl_name *t, int n, const char *what, const char *s) {
-  for (int i = 0; i < n; ++i)
-    if (strcmp(t[i].name, s) == 0) return t[i].id;
+/* The names are kbd/print.h's (the ones kbd_print's headers use): ids lo..hi, the first whose name is s. */
+typedef const char *(*kl_namer)(int);
+static int kl_lookup(kl_namer name, int lo, int hi, const char *what, const char *s) {
+  for (int id = lo; id <= hi; ++id)
+    if (strcmp(name(id), s) == 0) return id;
   char list[256] = "";
-  for (int i = 0; i < n; ++i) {
-    strcat(list, i ? ", " : "");
-    strcat(list, t[i].name);
+  for (int id = lo; id <= hi; ++id) {
+    strcat(list, id > lo ? ", " : "");
+    strcat(list, name(id));
   }
   die("unknown %s '%s' (one of: %s)", what, s, list);
   return -1;
 }
-static const char *kl_name_of(const kl_name *t, int n, int id) {
-  for (int i = 0; i < n; ++i)
-    if (t[i].id == id) return t[i].name;
-  return "?";
-}
+#define KL_LAYOUTS kbd__print_layout_name, KBD_LAYOUT_ROW, KBD_LAYOUT_TMEM_ACC
+#define KL_DTYPES kbd__print_dtype_name, KBD_DT_f32, KBD_DT_i32
+#define KL_SWIZZLES kbd__print_swizzle_name, KBD_SWIZZLE_NONE, KBD_SWIZZLE_COUNT - 1
 
 static int kl_int(const char *opt, const char *s) {
   char *end;
@@ -128,7 +112,7 @@ static void kl_frag(kl_pic *p, int layout, int dt, int rows, int cols, int scope
       c->b = i;
     }
   snprintf(p->title, sizeof p->title, "%s %s %d x %d, %d threads, %d per thread (vec %d): T<thread> V<value>",
-           kl_name_of(kl_layouts, 6, layout), kl_name_of(kl_dtypes, 6, dt), rows, cols, scope, npt, vec);
+           kbd__print_layout_name(layout), kbd__print_dtype_name(dt), rows, cols, scope, npt, vec);
 }
 
 static void kl_smem(kl_pic *p, int dt, int rows, int cols, int swz, int major) {
@@ -141,7 +125,7 @@ static void kl_smem(kl_pic *p, int dt, int rows, int cols, int swz, int major) {
     }
   snprintf(p->title, sizeof p->title,
            "shared %s %d x %d, swizzle %s, %s-major: B<bank> (4-byte, 0-31) C<16-byte chunk>",
-           kl_name_of(kl_dtypes, 6, dt), rows, cols, kl_name_of(kl_swizzles, 5, swz), major ? "MN" : "K");
+           kbd__print_dtype_name(dt), rows, cols, kbd__print_swizzle_name(swz), major ? "MN" : "K");
 }
 
 static void kl_text(const kl_pic *p, FILE *f) {
@@ -252,9 +236,9 @@ int main(int argc, char **argv) {
     if (i + 1 >= argc) die("%s needs a value", a);
     const char *v = argv[++i];
     if (!strcmp(a, "--layout") && !smem)
-      layout = kl_lookup(kl_layouts, 6, "layout", v);
+      layout = kl_lookup(KL_LAYOUTS, "layout", v);
     else if (!strcmp(a, "--dtype"))
-      dt = kl_lookup(kl_dtypes, 6, "dtype", v);
+      dt = kl_lookup(KL_DTYPES, "dtype", v);
     else if (!strcmp(a, "--rows"))
       rows = kl_int(a, v);
     else if (!strcmp(a, "--cols"))
@@ -262,7 +246,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--scope") && !smem)
       scope = !strcmp(v, "warp") ? KBD_WARP_SIZE : !strcmp(v, "warpgroup") ? KBD_WARPGROUP_SIZE : kl_int(a, v);
     else if (!strcmp(a, "--swizzle") && smem)
-      swz = kl_lookup(kl_swizzles, 5, "swizzle", v);
+      swz = kl_lookup(KL_SWIZZLES, "swizzle", v);
     else if (!strcmp(a, "--major") && smem) {
       if (strcmp(v, "k") && strcmp(v, "mn")) die("--major takes k or mn, not '%s'", v);
       major = !strcmp(v, "mn") ? KBD_SMEM_MN_MAJOR : KBD_SMEM_K_MAJOR;
