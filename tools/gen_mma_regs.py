@@ -9,7 +9,9 @@ wgmma's accumulator is N/2 (f32, s32) or N/4 (packed f16) registers and tcgen05.
 per thread: each needs an operand list of that many entries in one asm statement. Writing those by hand per N
 invites a skipped or doubled register that compiles and silently computes garbage, so they are generated:
   KBD__PTX_LIST_<R>        the string "{%0, %1, ..., %<R-1>}" (the instruction's vector operand)
-  KBD__PTX_ARG_<R>_<k>     the string "%<R+k>" (the k-th operand after the R registers)
+  KBD__PTX_ARG_<R>_<k>     the string "%<R+k>" (the k-th operand after the R registers, k = 0..6: the
+                           shared-A form takes a-desc, b-desc, scale-d, selector; the register-A form of
+                           ptx/mma_rs.h takes four A registers, b-desc, scale-d, selector)
   KBD__PTX_OPS_<R>(c, d)   c(d[0]), c(d[1]), ..., c(d[R-1]) with c a constraint string ("+f", "=r", ...)
   KBD__PTX_WGMMA_NS(X, ...)     X(N, N/2, N/4, ...) for every wgmma N: 8..256 step 8
   KBD__PTX_WGMMA_NS_I8(X, ...)  the same for 8-bit integer inputs: 8, 16, 24, then 32..256 step 16
@@ -17,6 +19,7 @@ invites a skipped or doubled register that compiles and silently computes garbag
 import sys
 
 COLS = 120
+NARGS = 7  # operands after the register list: the register-A wgmma has the most (a0..a3, b-desc, scale-d, sel)
 
 
 def wgmma_ns():
@@ -84,7 +87,7 @@ def generate():
     for r in reg_counts():
         w("/* %d register%s */" % (r, "s" if r > 1 else ""))
         w(wrap_string("KBD__PTX_LIST_%d" % r, "{" + ", ".join("%%%d" % i for i in range(r)) + "}"))
-        for k in range(4):
+        for k in range(NARGS):
             w('#define KBD__PTX_ARG_%d_%d "%%%d"' % (r, k, r + k))
         w(wrap_macro("KBD__PTX_OPS_%d(c, d)" % r, ["c(d[%d])" % i for i in range(r)]))
         w("")

@@ -142,7 +142,9 @@ typedef struct kbd_tmem {
    : KBD_DTYPE(a) == KBD_DTYPE(b) || (KBD_ESIZE(a) == 1 && KBD_ESIZE(b) == 1) ? 0                                      \
                                                                               : -1)
 
-#define KBD__MMA_RULE_KINDS "kbd_mma: acc must be a KBD_ACC, and a and b shared tiles (KBD_STILE / KBD_STILE_MN)"
+#define KBD__MMA_RULE_KINDS                                                                                            \
+  "kbd_mma: acc must be a KBD_ACC, and a and b shared tiles (KBD_STILE / KBD_STILE_MN); an A in registers "            \
+  "(KBD_ACC_TILE(bf16 or f16, M, K), sm_90a) goes to kbd_mma_rs"
 #define KBD__MMA_RULE_SHAPES                                                                                           \
   "kbd_mma: shapes: a is M x K and b is N x K for an M x N accumulator (rows of a = acc rows, rows of b = acc "        \
   "columns, the same K)"
@@ -483,4 +485,7 @@ KBD_DEV void kbd__acc_tmem(float *v, int npt, uint32_t taddr, int m_total, int n
   } while (0)
 
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
+
+/* kbd_mma_rs: A from registers (sm_90a) */
+#include "mma_rs.h"
 #endif /* KBD_MMA_H */

@@ -68,8 +68,16 @@ typedef struct kbd_cpu_wgop {
   kbd_cpu_mma_chunks ch;
   void *d[4]; /* each warp's accumulator: lane l's N/2 values at (elem *)d + l * ld */
   int ld[4];
-  uint32_t *res[4];      /* each warp's K-step sums, 32 lanes x N/2 (f32 or s32 bits) in WGMMA_ACC order */
-  uint32_t issue_clk[4]; /* each warp's clock at its issue */
+  /* A from registers (kbd_hw_wgmma_rs_*, cpu/mma_rs.h): where each warp's lanes held their 16-byte A
+   * fragment (lane l at areg + l * alda * 4 bytes) and a copy of those bytes at the issue. The
+   * machine never reads areg again after the issue (the tile may be out of scope by the retirement); the
+   * copy is compared with a tile handed to a later register-A issue that overlaps it (kbd_hw_wgmma_a_touch). */
+  int rs;
+  const unsigned char *areg[4];
+  int alda[4];
+  unsigned char *asnap[4]; /* 32 lanes x 16 bytes */
+  uint32_t *res[4];        /* each warp's K-step sums, 32 lanes x N/2 (f32 or s32 bits) in WGMMA_ACC order */
+  uint32_t issue_clk[4];   /* each warp's clock at its issue */
 } kbd_cpu_wgop;
 
 typedef struct kbd_cpu_wg {
@@ -131,8 +139,10 @@ static inline void kbd_cpu_mma_chunks_free(kbd_cpu_mma_chunks *c) {
 static inline void kbd_cpu_wgop_free(kbd_cpu_wgop *op) {
   if (!op) return;
   kbd_cpu_mma_chunks_free(&op->ch);
-  for (int q = 0; q < 4; ++q)
+  for (int q = 0; q < 4; ++q) {
     free(op->res[q]);
+    free(op->asnap[q]);
+  }
   free(op);
 }
 static inline void kbd_cpu_umma_free(kbd_cpu_umma *u) {
@@ -469,19 +479,54 @@ static inline void kbd_hw_wgmma_fence(KBD_SITE_PARAMS) {
   kbd_cpu_check_collective(w, "wgmma.fence", KBD_SITE_ARGS);
 }
 
-/* wgmma.mma_async.sync.aligned m64nNk*: the running warp's part (rows 16(w%4).. of the m64 block). */
-static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
-                                int accumulate, KBD_SITE_PARAMS) {
+/* A of one wgmma from registers: lane l's 8 16-bit elements at areg + l * alda * 4 bytes (element i in bytes
+ * 2i, 2i+1: the low half of 32-bit register i/2 first, as the GPU packs them) into out[r][k], r = the row in
+ * the warp's 16, through the one WGMMA_ACC layout function: the 16-bit A fragment of a 64 x 16 K-step is the
+ * WGMMA_ACC fragment of a 64 x 16 tile (ptx-reference 4.3, 4.4), which is why KBD_ACC_TILE is the A operand. */
+static inline void kbd_cpu_wgmma_reg_operand(const unsigned char *areg, int alda, int q, int type, int kel, int neg,
+                                             double *out) {
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 8; ++i) {
+      const kbd_coord c = kbd_layout_wgmma_acc(64, 16, 32 * q + l, i);
+      const double v = kbd_cpu_mma_elem(type, areg + (size_t)l * (size_t)alda * 4u + 2u * (unsigned)i);
+      out[(c.row - 16 * q) * kel + c.col] = neg ? -v : v;
+    }
+}
+
+/* wgmma.mma_async.sync.aligned m64nNk*: the running warp's part (rows 16(w%4).. of the m64 block). A comes
+ * from the descriptor adesc, or (areg not NULL: the register-A form, cpu/mma_rs.h) from the warp's lanes'
+ * registers at areg (lane stride alda 32-bit registers). */
+static inline void kbd_cpu_wgmma_issue(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, const void *areg,
+                                       int alda, uint64_t bdesc, int accumulate, KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
   kbd_cpu_cta *cta = w->cta;
+  const int rs = areg != NULL;
   kbd_cpu_mma_arch(90, "wgmma.mma_async", KBD_SITE_ARGS);
   kbd_cpu_check_collective(w, "wgmma.mma_async", KBD_SITE_ARGS);
   kbd_cpu_wgmma_need_wg(w, "wgmma.mma_async", KBD_SITE_ARGS);
   const kbd_cpu_mma_shape s = kbd_cpu_mma_shape_of(KBD_MMA_SM90, kind, idesc, "wgmma.mma_async", KBD_SITE_ARGS);
-  const char *why = kbd_wgmma_desc_check(adesc, s.amaj, s.aes);
-  if (why)
-    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "wgmma.mma_async: A descriptor 0x%016llx: %s",
-                  (unsigned long long)adesc, why);
+  const char *why;
+  if (!rs) {
+    why = kbd_wgmma_desc_check(adesc, s.amaj, s.aes);
+    if (why)
+      kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "wgmma.mma_async: A descriptor 0x%016llx: %s",
+                    (unsigned long long)adesc, why);
+  } else {
+    /* tf32 and 8-bit A fragments are other register layouts (ptx-reference 4.4), which kbd does not offer */
+    if (s.aes != 2)
+      kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                    "wgmma.mma_async with A in registers: kbd emulates the 16-bit (f16 / bf16) A fragment only; the "
+                    "idesc gives %d-byte A elements",
+                    s.aes);
+    if (s.amaj != KBD_SMEM_K_MAJOR)
+      kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                    "wgmma.mma_async with A in registers: the idesc says A is MN-major, but a register A has no "
+                    "transpose (no imm-trans-a, ptx-reference 4.1): build the idesc with KBD_SMEM_K_MAJOR for A");
+    if (alda < 4)
+      kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                    "wgmma.mma_async with A in registers: %d registers per lane cannot hold the 4 of an A fragment",
+                    alda);
+  }
   why = kbd_wgmma_desc_check(bdesc, s.bmaj, s.bes);
   if (why)
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "wgmma.mma_async: B descriptor 0x%016llx: %s",
@@ -504,15 +549,16 @@ static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint6
   if (num - g->first < g->n) {
     op = g->ops[num - g->first];
     if (op->kind != kind || op->idesc != idesc || op->adesc != adesc || op->bdesc != bdesc ||
-        op->accumulate != accumulate)
+        op->accumulate != accumulate || op->rs != rs)
       kbd_cpu_fault(KBD_ERR_ISSUE, KBD_SITE_ARGS,
                     "the 4 warps of warpgroup %d issue different wgmma instructions as their wgmma number %d: warp %d "
-                    "issued kind %d, idesc 0x%08x, A 0x%016llx, B 0x%016llx, accumulate %d at %s:%d; warp %d here "
-                    "kind %d, idesc 0x%08x, A 0x%016llx, B 0x%016llx, accumulate %d (wgmma is .sync.aligned: the "
+                    "issued kind %d, idesc 0x%08x, A %s0x%016llx, B 0x%016llx, accumulate %d at %s:%d; warp %d here "
+                    "kind %d, idesc 0x%08x, A %s0x%016llx, B 0x%016llx, accumulate %d (wgmma is .sync.aligned: the "
                     "warpgroup executes the same instruction)",
-                    w->id / 4, num, op->first_warp, op->kind, op->idesc, (unsigned long long)op->adesc,
-                    (unsigned long long)op->bdesc, op->accumulate, op->file, op->line, w->id, kind, idesc,
-                    (unsigned long long)adesc, (unsigned long long)bdesc, accumulate);
+                    w->id / 4, num, op->first_warp, op->kind, op->idesc, op->rs ? "in registers, " : "",
+                    (unsigned long long)op->adesc, (unsigned long long)op->bdesc, op->accumulate, op->file, op->line,
+                    w->id, kind, idesc, rs ? "in registers, " : "", (unsigned long long)adesc,
+                    (unsigned long long)bdesc, accumulate);
   } else {
     kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel); /* once per warpgroup instruction: its first warp */
     op = (kbd_cpu_wgop *)calloc(1, sizeof *op);
@@ -528,6 +574,7 @@ static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint6
     op->adesc = adesc;
     op->bdesc = bdesc;
     op->accumulate = accumulate;
+    op->rs = rs;
     op->n = s.n;
     op->dtype = s.td;
     op->saturate = s.sat;
@@ -536,8 +583,22 @@ static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint6
     op->first_warp = w->id;
   }
   /* A: this warp's 16 rows of the m64 block; B: all N rows (collected once for the warpgroup). */
-  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM90, adesc, s.ta, s.amaj, 16 * q, 16, s.kel, s.nega, S->sa, &op->ch,
-                      "wgmma.mma_async (operand A)", KBD_SITE_ARGS);
+  if (rs) {
+    const unsigned char *ar = (const unsigned char *)areg;
+    kbd_cpu_wgmma_reg_operand(ar, alda, q, s.ta, s.kel, s.nega, S->sa);
+    op->asnap[q] = (unsigned char *)malloc(32u * 16u);
+    if (!op->asnap[q]) {
+      fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+      abort();
+    }
+    for (int l = 0; l < 32; ++l)
+      memcpy(op->asnap[q] + 16 * l, ar + (size_t)l * (size_t)alda * 4u, 16);
+    op->areg[q] = ar;
+    op->alda[q] = alda;
+  } else {
+    kbd_cpu_mma_operand(cta, w, KBD_MMA_SM90, adesc, s.ta, s.amaj, 16 * q, 16, s.kel, s.nega, S->sa, &op->ch,
+                        "wgmma.mma_async (operand A)", KBD_SITE_ARGS);
+  }
   kbd_cpu_mma_operand(cta, w, KBD_MMA_SM90, bdesc, s.tb, s.bmaj, 0, s.n, s.kel, s.negb, S->sb,
                       op->mask ? NULL : &op->ch, "wgmma.mma_async (operand B)", KBD_SITE_ARGS);
   uint32_t *rows = (uint32_t *)malloc(sizeof(uint32_t) * 16u * (size_t)s.n);
@@ -561,6 +622,12 @@ static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint6
   if (op->mask == 0xFu) /* a warp of the warpgroup may wait for this one */
     kbd_cpu_wake_waiters(cta, g);
   kbd_cpu_tick(w); /* later writes of this warp get a new stamp, so a rewrite of the operands shows */
+}
+
+/* wgmma.mma_async.sync.aligned m64nNk* with A from shared memory (descriptor adesc). */
+static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
+                                int accumulate, KBD_SITE_PARAMS) {
+  kbd_cpu_wgmma_issue(d, ld, kind, idesc, adesc, NULL, 0, bdesc, accumulate, KBD_SITE_ARGS);
 }
 
 /* The family entry points kbd_mma calls on sm_90a (ptx/mma.h: each holds only its family's asm, which keeps

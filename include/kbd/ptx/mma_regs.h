@@ -12,6 +12,9 @@
 #define KBD__PTX_ARG_1_1 "%2"
 #define KBD__PTX_ARG_1_2 "%3"
 #define KBD__PTX_ARG_1_3 "%4"
+#define KBD__PTX_ARG_1_4 "%5"
+#define KBD__PTX_ARG_1_5 "%6"
+#define KBD__PTX_ARG_1_6 "%7"
 #define KBD__PTX_OPS_1(c, d) c(d[0])
 
 /* 2 registers */
@@ -20,6 +23,9 @@
 #define KBD__PTX_ARG_2_1 "%3"
 #define KBD__PTX_ARG_2_2 "%4"
 #define KBD__PTX_ARG_2_3 "%5"
+#define KBD__PTX_ARG_2_4 "%6"
+#define KBD__PTX_ARG_2_5 "%7"
+#define KBD__PTX_ARG_2_6 "%8"
 #define KBD__PTX_OPS_2(c, d) c(d[0]), c(d[1])
 
 /* 4 registers */
@@ -28,6 +34,9 @@
 #define KBD__PTX_ARG_4_1 "%5"
 #define KBD__PTX_ARG_4_2 "%6"
 #define KBD__PTX_ARG_4_3 "%7"
+#define KBD__PTX_ARG_4_4 "%8"
+#define KBD__PTX_ARG_4_5 "%9"
+#define KBD__PTX_ARG_4_6 "%10"
 #define KBD__PTX_OPS_4(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3])
 
 /* 6 registers */
@@ -36,6 +45,9 @@
 #define KBD__PTX_ARG_6_1 "%7"
 #define KBD__PTX_ARG_6_2 "%8"
 #define KBD__PTX_ARG_6_3 "%9"
+#define KBD__PTX_ARG_6_4 "%10"
+#define KBD__PTX_ARG_6_5 "%11"
+#define KBD__PTX_ARG_6_6 "%12"
 #define KBD__PTX_OPS_6(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5])
 
 /* 8 registers */
@@ -44,6 +56,9 @@
 #define KBD__PTX_ARG_8_1 "%9"
 #define KBD__PTX_ARG_8_2 "%10"
 #define KBD__PTX_ARG_8_3 "%11"
+#define KBD__PTX_ARG_8_4 "%12"
+#define KBD__PTX_ARG_8_5 "%13"
+#define KBD__PTX_ARG_8_6 "%14"
 #define KBD__PTX_OPS_8(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7])
 
 /* 10 registers */
@@ -52,6 +67,9 @@
 #define KBD__PTX_ARG_10_1 "%11"
 #define KBD__PTX_ARG_10_2 "%12"
 #define KBD__PTX_ARG_10_3 "%13"
+#define KBD__PTX_ARG_10_4 "%14"
+#define KBD__PTX_ARG_10_5 "%15"
+#define KBD__PTX_ARG_10_6 "%16"
 #define KBD__PTX_OPS_10(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]), c(d[9])
 
 /* 12 registers */
@@ -60,6 +78,9 @@
 #define KBD__PTX_ARG_12_1 "%13"
 #define KBD__PTX_ARG_12_2 "%14"
 #define KBD__PTX_ARG_12_3 "%15"
+#define KBD__PTX_ARG_12_4 "%16"
+#define KBD__PTX_ARG_12_5 "%17"
+#define KBD__PTX_ARG_12_6 "%18"
 #define KBD__PTX_OPS_12(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11])
 
@@ -69,6 +90,9 @@
 #define KBD__PTX_ARG_14_1 "%15"
 #define KBD__PTX_ARG_14_2 "%16"
 #define KBD__PTX_ARG_14_3 "%17"
+#define KBD__PTX_ARG_14_4 "%18"
+#define KBD__PTX_ARG_14_5 "%19"
+#define KBD__PTX_ARG_14_6 "%20"
 #define KBD__PTX_OPS_14(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13])
 
@@ -78,6 +102,9 @@
 #define KBD__PTX_ARG_16_1 "%17"
 #define KBD__PTX_ARG_16_2 "%18"
 #define KBD__PTX_ARG_16_3 "%19"
+#define KBD__PTX_ARG_16_4 "%20"
+#define KBD__PTX_ARG_16_5 "%21"
+#define KBD__PTX_ARG_16_6 "%22"
 #define KBD__PTX_OPS_16(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15])
 
@@ -87,6 +114,9 @@
 #define KBD__PTX_ARG_18_1 "%19"
 #define KBD__PTX_ARG_18_2 "%20"
 #define KBD__PTX_ARG_18_3 "%21"
+#define KBD__PTX_ARG_18_4 "%22"
+#define KBD__PTX_ARG_18_5 "%23"
+#define KBD__PTX_ARG_18_6 "%24"
 #define KBD__PTX_OPS_18(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17])
 
@@ -96,6 +126,9 @@
 #define KBD__PTX_ARG_20_1 "%21"
 #define KBD__PTX_ARG_20_2 "%22"
 #define KBD__PTX_ARG_20_3 "%23"
+#define KBD__PTX_ARG_20_4 "%24"
+#define KBD__PTX_ARG_20_5 "%25"
+#define KBD__PTX_ARG_20_6 "%26"
 #define KBD__PTX_OPS_20(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19])
 
@@ -106,6 +139,9 @@
 #define KBD__PTX_ARG_22_1 "%23"
 #define KBD__PTX_ARG_22_2 "%24"
 #define KBD__PTX_ARG_22_3 "%25"
+#define KBD__PTX_ARG_22_4 "%26"
+#define KBD__PTX_ARG_22_5 "%27"
+#define KBD__PTX_ARG_22_6 "%28"
 #define KBD__PTX_OPS_22(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21])
@@ -117,6 +153,9 @@
 #define KBD__PTX_ARG_24_1 "%25"
 #define KBD__PTX_ARG_24_2 "%26"
 #define KBD__PTX_ARG_24_3 "%27"
+#define KBD__PTX_ARG_24_4 "%28"
+#define KBD__PTX_ARG_24_5 "%29"
+#define KBD__PTX_ARG_24_6 "%30"
 #define KBD__PTX_OPS_24(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23])
@@ -129,6 +168,9 @@
 #define KBD__PTX_ARG_26_1 "%27"
 #define KBD__PTX_ARG_26_2 "%28"
 #define KBD__PTX_ARG_26_3 "%29"
+#define KBD__PTX_ARG_26_4 "%30"
+#define KBD__PTX_ARG_26_5 "%31"
+#define KBD__PTX_ARG_26_6 "%32"
 #define KBD__PTX_OPS_26(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25])
@@ -141,6 +183,9 @@
 #define KBD__PTX_ARG_28_1 "%29"
 #define KBD__PTX_ARG_28_2 "%30"
 #define KBD__PTX_ARG_28_3 "%31"
+#define KBD__PTX_ARG_28_4 "%32"
+#define KBD__PTX_ARG_28_5 "%33"
+#define KBD__PTX_ARG_28_6 "%34"
 #define KBD__PTX_OPS_28(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27])
@@ -153,6 +198,9 @@
 #define KBD__PTX_ARG_30_1 "%31"
 #define KBD__PTX_ARG_30_2 "%32"
 #define KBD__PTX_ARG_30_3 "%33"
+#define KBD__PTX_ARG_30_4 "%34"
+#define KBD__PTX_ARG_30_5 "%35"
+#define KBD__PTX_ARG_30_6 "%36"
 #define KBD__PTX_OPS_30(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29])
@@ -165,6 +213,9 @@
 #define KBD__PTX_ARG_32_1 "%33"
 #define KBD__PTX_ARG_32_2 "%34"
 #define KBD__PTX_ARG_32_3 "%35"
+#define KBD__PTX_ARG_32_4 "%36"
+#define KBD__PTX_ARG_32_5 "%37"
+#define KBD__PTX_ARG_32_6 "%38"
 #define KBD__PTX_OPS_32(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -178,6 +229,9 @@
 #define KBD__PTX_ARG_34_1 "%35"
 #define KBD__PTX_ARG_34_2 "%36"
 #define KBD__PTX_ARG_34_3 "%37"
+#define KBD__PTX_ARG_34_4 "%38"
+#define KBD__PTX_ARG_34_5 "%39"
+#define KBD__PTX_ARG_34_6 "%40"
 #define KBD__PTX_OPS_34(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -191,6 +245,9 @@
 #define KBD__PTX_ARG_36_1 "%37"
 #define KBD__PTX_ARG_36_2 "%38"
 #define KBD__PTX_ARG_36_3 "%39"
+#define KBD__PTX_ARG_36_4 "%40"
+#define KBD__PTX_ARG_36_5 "%41"
+#define KBD__PTX_ARG_36_6 "%42"
 #define KBD__PTX_OPS_36(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -204,6 +261,9 @@
 #define KBD__PTX_ARG_38_1 "%39"
 #define KBD__PTX_ARG_38_2 "%40"
 #define KBD__PTX_ARG_38_3 "%41"
+#define KBD__PTX_ARG_38_4 "%42"
+#define KBD__PTX_ARG_38_5 "%43"
+#define KBD__PTX_ARG_38_6 "%44"
 #define KBD__PTX_OPS_38(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -217,6 +277,9 @@
 #define KBD__PTX_ARG_40_1 "%41"
 #define KBD__PTX_ARG_40_2 "%42"
 #define KBD__PTX_ARG_40_3 "%43"
+#define KBD__PTX_ARG_40_4 "%44"
+#define KBD__PTX_ARG_40_5 "%45"
+#define KBD__PTX_ARG_40_6 "%46"
 #define KBD__PTX_OPS_40(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -230,6 +293,9 @@
 #define KBD__PTX_ARG_42_1 "%43"
 #define KBD__PTX_ARG_42_2 "%44"
 #define KBD__PTX_ARG_42_3 "%45"
+#define KBD__PTX_ARG_42_4 "%46"
+#define KBD__PTX_ARG_42_5 "%47"
+#define KBD__PTX_ARG_42_6 "%48"
 #define KBD__PTX_OPS_42(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -243,6 +309,9 @@
 #define KBD__PTX_ARG_44_1 "%45"
 #define KBD__PTX_ARG_44_2 "%46"
 #define KBD__PTX_ARG_44_3 "%47"
+#define KBD__PTX_ARG_44_4 "%48"
+#define KBD__PTX_ARG_44_5 "%49"
+#define KBD__PTX_ARG_44_6 "%50"
 #define KBD__PTX_OPS_44(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -258,6 +327,9 @@
 #define KBD__PTX_ARG_46_1 "%47"
 #define KBD__PTX_ARG_46_2 "%48"
 #define KBD__PTX_ARG_46_3 "%49"
+#define KBD__PTX_ARG_46_4 "%50"
+#define KBD__PTX_ARG_46_5 "%51"
+#define KBD__PTX_ARG_46_6 "%52"
 #define KBD__PTX_OPS_46(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -273,6 +345,9 @@
 #define KBD__PTX_ARG_48_1 "%49"
 #define KBD__PTX_ARG_48_2 "%50"
 #define KBD__PTX_ARG_48_3 "%51"
+#define KBD__PTX_ARG_48_4 "%52"
+#define KBD__PTX_ARG_48_5 "%53"
+#define KBD__PTX_ARG_48_6 "%54"
 #define KBD__PTX_OPS_48(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -288,6 +363,9 @@
 #define KBD__PTX_ARG_50_1 "%51"
 #define KBD__PTX_ARG_50_2 "%52"
 #define KBD__PTX_ARG_50_3 "%53"
+#define KBD__PTX_ARG_50_4 "%54"
+#define KBD__PTX_ARG_50_5 "%55"
+#define KBD__PTX_ARG_50_6 "%56"
 #define KBD__PTX_OPS_50(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -303,6 +381,9 @@
 #define KBD__PTX_ARG_52_1 "%53"
 #define KBD__PTX_ARG_52_2 "%54"
 #define KBD__PTX_ARG_52_3 "%55"
+#define KBD__PTX_ARG_52_4 "%56"
+#define KBD__PTX_ARG_52_5 "%57"
+#define KBD__PTX_ARG_52_6 "%58"
 #define KBD__PTX_OPS_52(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -318,6 +399,9 @@
 #define KBD__PTX_ARG_54_1 "%55"
 #define KBD__PTX_ARG_54_2 "%56"
 #define KBD__PTX_ARG_54_3 "%57"
+#define KBD__PTX_ARG_54_4 "%58"
+#define KBD__PTX_ARG_54_5 "%59"
+#define KBD__PTX_ARG_54_6 "%60"
 #define KBD__PTX_OPS_54(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -334,6 +418,9 @@
 #define KBD__PTX_ARG_56_1 "%57"
 #define KBD__PTX_ARG_56_2 "%58"
 #define KBD__PTX_ARG_56_3 "%59"
+#define KBD__PTX_ARG_56_4 "%60"
+#define KBD__PTX_ARG_56_5 "%61"
+#define KBD__PTX_ARG_56_6 "%62"
 #define KBD__PTX_OPS_56(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -350,6 +437,9 @@
 #define KBD__PTX_ARG_58_1 "%59"
 #define KBD__PTX_ARG_58_2 "%60"
 #define KBD__PTX_ARG_58_3 "%61"
+#define KBD__PTX_ARG_58_4 "%62"
+#define KBD__PTX_ARG_58_5 "%63"
+#define KBD__PTX_ARG_58_6 "%64"
 #define KBD__PTX_OPS_58(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -366,6 +456,9 @@
 #define KBD__PTX_ARG_60_1 "%61"
 #define KBD__PTX_ARG_60_2 "%62"
 #define KBD__PTX_ARG_60_3 "%63"
+#define KBD__PTX_ARG_60_4 "%64"
+#define KBD__PTX_ARG_60_5 "%65"
+#define KBD__PTX_ARG_60_6 "%66"
 #define KBD__PTX_OPS_60(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -382,6 +475,9 @@
 #define KBD__PTX_ARG_62_1 "%63"
 #define KBD__PTX_ARG_62_2 "%64"
 #define KBD__PTX_ARG_62_3 "%65"
+#define KBD__PTX_ARG_62_4 "%66"
+#define KBD__PTX_ARG_62_5 "%67"
+#define KBD__PTX_ARG_62_6 "%68"
 #define KBD__PTX_OPS_62(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -398,6 +494,9 @@
 #define KBD__PTX_ARG_64_1 "%65"
 #define KBD__PTX_ARG_64_2 "%66"
 #define KBD__PTX_ARG_64_3 "%67"
+#define KBD__PTX_ARG_64_4 "%68"
+#define KBD__PTX_ARG_64_5 "%69"
+#define KBD__PTX_ARG_64_6 "%70"
 #define KBD__PTX_OPS_64(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -415,6 +514,9 @@
 #define KBD__PTX_ARG_68_1 "%69"
 #define KBD__PTX_ARG_68_2 "%70"
 #define KBD__PTX_ARG_68_3 "%71"
+#define KBD__PTX_ARG_68_4 "%72"
+#define KBD__PTX_ARG_68_5 "%73"
+#define KBD__PTX_ARG_68_6 "%74"
 #define KBD__PTX_OPS_68(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -433,6 +535,9 @@
 #define KBD__PTX_ARG_72_1 "%73"
 #define KBD__PTX_ARG_72_2 "%74"
 #define KBD__PTX_ARG_72_3 "%75"
+#define KBD__PTX_ARG_72_4 "%76"
+#define KBD__PTX_ARG_72_5 "%77"
+#define KBD__PTX_ARG_72_6 "%78"
 #define KBD__PTX_OPS_72(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -451,6 +556,9 @@
 #define KBD__PTX_ARG_76_1 "%77"
 #define KBD__PTX_ARG_76_2 "%78"
 #define KBD__PTX_ARG_76_3 "%79"
+#define KBD__PTX_ARG_76_4 "%80"
+#define KBD__PTX_ARG_76_5 "%81"
+#define KBD__PTX_ARG_76_6 "%82"
 #define KBD__PTX_OPS_76(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -470,6 +578,9 @@
 #define KBD__PTX_ARG_80_1 "%81"
 #define KBD__PTX_ARG_80_2 "%82"
 #define KBD__PTX_ARG_80_3 "%83"
+#define KBD__PTX_ARG_80_4 "%84"
+#define KBD__PTX_ARG_80_5 "%85"
+#define KBD__PTX_ARG_80_6 "%86"
 #define KBD__PTX_OPS_80(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -489,6 +600,9 @@
 #define KBD__PTX_ARG_84_1 "%85"
 #define KBD__PTX_ARG_84_2 "%86"
 #define KBD__PTX_ARG_84_3 "%87"
+#define KBD__PTX_ARG_84_4 "%88"
+#define KBD__PTX_ARG_84_5 "%89"
+#define KBD__PTX_ARG_84_6 "%90"
 #define KBD__PTX_OPS_84(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -509,6 +623,9 @@
 #define KBD__PTX_ARG_88_1 "%89"
 #define KBD__PTX_ARG_88_2 "%90"
 #define KBD__PTX_ARG_88_3 "%91"
+#define KBD__PTX_ARG_88_4 "%92"
+#define KBD__PTX_ARG_88_5 "%93"
+#define KBD__PTX_ARG_88_6 "%94"
 #define KBD__PTX_OPS_88(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -530,6 +647,9 @@
 #define KBD__PTX_ARG_92_1 "%93"
 #define KBD__PTX_ARG_92_2 "%94"
 #define KBD__PTX_ARG_92_3 "%95"
+#define KBD__PTX_ARG_92_4 "%96"
+#define KBD__PTX_ARG_92_5 "%97"
+#define KBD__PTX_ARG_92_6 "%98"
 #define KBD__PTX_OPS_92(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -551,6 +671,9 @@
 #define KBD__PTX_ARG_96_1 "%97"
 #define KBD__PTX_ARG_96_2 "%98"
 #define KBD__PTX_ARG_96_3 "%99"
+#define KBD__PTX_ARG_96_4 "%100"
+#define KBD__PTX_ARG_96_5 "%101"
+#define KBD__PTX_ARG_96_6 "%102"
 #define KBD__PTX_OPS_96(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),         \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -572,6 +695,9 @@
 #define KBD__PTX_ARG_100_1 "%101"
 #define KBD__PTX_ARG_100_2 "%102"
 #define KBD__PTX_ARG_100_3 "%103"
+#define KBD__PTX_ARG_100_4 "%104"
+#define KBD__PTX_ARG_100_5 "%105"
+#define KBD__PTX_ARG_100_6 "%106"
 #define KBD__PTX_OPS_100(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),        \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -594,6 +720,9 @@
 #define KBD__PTX_ARG_104_1 "%105"
 #define KBD__PTX_ARG_104_2 "%106"
 #define KBD__PTX_ARG_104_3 "%107"
+#define KBD__PTX_ARG_104_4 "%108"
+#define KBD__PTX_ARG_104_5 "%109"
+#define KBD__PTX_ARG_104_6 "%110"
 #define KBD__PTX_OPS_104(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),        \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -617,6 +746,9 @@
 #define KBD__PTX_ARG_108_1 "%109"
 #define KBD__PTX_ARG_108_2 "%110"
 #define KBD__PTX_ARG_108_3 "%111"
+#define KBD__PTX_ARG_108_4 "%112"
+#define KBD__PTX_ARG_108_5 "%113"
+#define KBD__PTX_ARG_108_6 "%114"
 #define KBD__PTX_OPS_108(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),        \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -640,6 +772,9 @@
 #define KBD__PTX_ARG_112_1 "%113"
 #define KBD__PTX_ARG_112_2 "%114"
 #define KBD__PTX_ARG_112_3 "%115"
+#define KBD__PTX_ARG_112_4 "%116"
+#define KBD__PTX_ARG_112_5 "%117"
+#define KBD__PTX_ARG_112_6 "%118"
 #define KBD__PTX_OPS_112(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),        \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -664,6 +799,9 @@
 #define KBD__PTX_ARG_116_1 "%117"
 #define KBD__PTX_ARG_116_2 "%118"
 #define KBD__PTX_ARG_116_3 "%119"
+#define KBD__PTX_ARG_116_4 "%120"
+#define KBD__PTX_ARG_116_5 "%121"
+#define KBD__PTX_ARG_116_6 "%122"
 #define KBD__PTX_OPS_116(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),        \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -688,6 +826,9 @@
 #define KBD__PTX_ARG_120_1 "%121"
 #define KBD__PTX_ARG_120_2 "%122"
 #define KBD__PTX_ARG_120_3 "%123"
+#define KBD__PTX_ARG_120_4 "%124"
+#define KBD__PTX_ARG_120_5 "%125"
+#define KBD__PTX_ARG_120_6 "%126"
 #define KBD__PTX_OPS_120(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),        \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -714,6 +855,9 @@
 #define KBD__PTX_ARG_124_1 "%125"
 #define KBD__PTX_ARG_124_2 "%126"
 #define KBD__PTX_ARG_124_3 "%127"
+#define KBD__PTX_ARG_124_4 "%128"
+#define KBD__PTX_ARG_124_5 "%129"
+#define KBD__PTX_ARG_124_6 "%130"
 #define KBD__PTX_OPS_124(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),        \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \
@@ -740,6 +884,9 @@
 #define KBD__PTX_ARG_128_1 "%129"
 #define KBD__PTX_ARG_128_2 "%130"
 #define KBD__PTX_ARG_128_3 "%131"
+#define KBD__PTX_ARG_128_4 "%132"
+#define KBD__PTX_ARG_128_5 "%133"
+#define KBD__PTX_ARG_128_6 "%134"
 #define KBD__PTX_OPS_128(c, d) c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]),        \
   c(d[9]), c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]), c(d[19]),         \
   c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]), c(d[28]), c(d[29]), c(d[30]),        \

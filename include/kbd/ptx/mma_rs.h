@@ -1,0 +1,123 @@
+/* kbd/ptx/mma_rs.h - wgmma with A from registers on sm_90a (GPU twin of cpu/mma_rs.h; docs/design/mma.md
+ * "A from registers").
+ *
+ *   wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16} {d}, {a0, a1, a2, a3}, b-desc, scale-d,
+ *       imm-scale-a, imm-scale-b, imm-trans-b;     PTX ISA 8.0, sm_90a (ptx-reference 4.1, 4.4)
+ *
+ * The register form has no imm-trans-a: A is the 16-bit A fragment of the warpgroup (thread t holds rows
+ * 16(t/32) + (t%32)/4 + {0, 8} of the m64 block, k = 2(t%4) + {0, 1} + {0, 8}), 8 elements in 4 .b32 registers,
+ * element 2r in the low half of register r. It is the WGMMA_ACC fragment of a 64 x 16 tile, so K-step j of
+ * m64 block m of a KBD_ACC_TILE(bf16, M, K) is its thread's elements m*K/2 + 8j .. + 7.
+ *
+ * Compile time as in ptx/mma.h: one asm statement per N (its operand list fixes the accumulator's register
+ * count), holding the negate-A / negate-B / B-transpose variants under predicates on a selector that is a
+ * constant at every kbd call site, so ptxas folds them to one HGMMA; one function per A type, chosen by
+ * kbd_mma_rs from the tile type, so each inlined K-step carries one type's 32 statements.
+ */
+#ifndef KBD_PTX_MMA_RS_H
+#define KBD_PTX_MMA_RS_H
+
+#include "../config.h"
+#include "../mma_desc.h"
+#include "mma.h"
+#include "mma_regs.h"
+
+#if KBD_MODE_CUDA
+
+/* The A tile's registers: a is the thread's 2n 16-bit elements, packed pairwise into n .b32 registers (element
+ * 2c low). An empty asm that "reads and writes" each packed register pins the packing (and the code that
+ * computed the elements: a conversion of a softmax, say) before the wgmma.fence that kbd_mma_rs runs next.
+ * Otherwise the compiler may sink the packing moves between wgmma.fence and the wgmma that reads them, which
+ * is a register write to an A fragment after its fence (ptx-reference 4.2) that ptxas answers by serializing
+ * the kernel's wgmmas (C7514 and friends, tests/ptx/mma_rs.check). The halves are written back, so the
+ * wgmma's own packing of them folds to the pinned register. lda: the CPU twin's lane stride. */
+KBD_DEV void kbd_hw_wgmma_a_touch(void *a, int lda, int n, KBD_SITE_PARAMS) {
+  (void)lda;
+  KBD_SITE_UNUSED;
+#if KBD_DEVICE_PASS
+  uint16_t *const h = (uint16_t *)a; /* kbd_bf16 / kbd_f16: one uint16_t member */
+  _Pragma("unroll") for (int c = 0; c < n; ++c) {
+    uint32_t u = (uint32_t)h[2 * c] | (uint32_t)h[2 * c + 1] << 16;
+    asm volatile("" : "+r"(u)::"memory");
+    h[2 * c] = (uint16_t)u;
+    h[2 * c + 1] = (uint16_t)(u >> 16);
+  }
+#else
+  (void)a, (void)n;
+#endif
+}
+
+#if KBD_SM90A
+/* One variant: the operands after the R accumulator registers are a0..a3 (%R..%R+3), b-desc (%R+4), scale-d
+ * (%R+5) and the selector (%R+6). */
+#define KBD__WGRS_ONE(v, pre, t, imm, R)                                                                               \
+  "setp.eq.b32 q, " KBD__PTX_ARG_##R##_6 ", " #v ";\n\t@q " pre "." t "." t " " KBD__PTX_LIST_##R                      \
+      ", {" KBD__PTX_ARG_##R##_0 ", " KBD__PTX_ARG_##R##_1 ", " KBD__PTX_ARG_##R##_2 ", " KBD__PTX_ARG_##R##_3         \
+      "}, " KBD__PTX_ARG_##R##_4 ", p" imm ";\n\t"
+/* Selector bits: 0 negate A, 1 negate B (imm-scale -1), 2 B MN-major (imm-trans-b 1). */
+/* clang-format off */
+#define KBD__WGRS_VARIANTS(X, pre, t, R)                                                                               \
+  X(0, pre, t, ", 1, 1, 0", R)                                                                                         \
+  X(1, pre, t, ", -1, 1, 0", R)                                                                                        \
+  X(2, pre, t, ", 1, -1, 0", R)                                                                                        \
+  X(3, pre, t, ", -1, -1, 0", R)                                                                                       \
+  X(4, pre, t, ", 1, 1, 1", R)                                                                                         \
+  X(5, pre, t, ", -1, 1, 1", R)                                                                                        \
+  X(6, pre, t, ", 1, -1, 1", R)                                                                                        \
+  X(7, pre, t, ", -1, -1, 1", R)
+/* clang-format on */
+#define KBD__WGRS_CASE(N, RF, RH, t)                                                                                   \
+  case N:                                                                                                              \
+    asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.b32 p, " KBD__PTX_ARG_##RF##_5 ", 0;\n\t" KBD__WGRS_VARIANTS(       \
+                     KBD__WGRS_ONE, "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32", t, RF) "}"                       \
+                 : KBD__PTX_OPS_##RF("+f", df)                                                                         \
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(bdesc), "r"(scd), "r"(sel)                                  \
+                 : "memory");                                                                                          \
+    break;
+/* The body of one A type: the A registers from the thread's 8 elements, the selector from idesc, the switch
+ * over N. */
+#define KBD__WGRS_BODY(t)                                                                                              \
+  float *const df = (float *)d;                                                                                        \
+  const uint16_t *const h = (const uint16_t *)a;                                                                       \
+  const uint32_t a0 = (uint32_t)h[0] | (uint32_t)h[1] << 16, a1 = (uint32_t)h[2] | (uint32_t)h[3] << 16;               \
+  const uint32_t a2 = (uint32_t)h[4] | (uint32_t)h[5] << 16, a3 = (uint32_t)h[6] | (uint32_t)h[7] << 16;               \
+  const uint32_t scd = (uint32_t)accumulate; /* the asm tests it against 0 */                                          \
+  const uint32_t sel = kbd_umma_idesc_negate_a(idesc) | kbd_umma_idesc_negate_b(idesc) << 1 |                          \
+                       (uint32_t)kbd_umma_idesc_b_major(idesc) << 2;                                                   \
+  switch (kbd_umma_idesc_n(idesc)) {                                                                                   \
+    KBD__PTX_WGMMA_NS(KBD__WGRS_CASE, t)                                                                               \
+  default: __trap();                                                                                                   \
+  }
+#endif /* KBD_SM90A */
+
+/* wgmma with A from registers, bf16 x bf16 -> f32. Warpgroup-collective. d: as kbd_hw_wgmma (the thread's
+ * N/2 f32 of one m64 block); a: the thread's 8 bf16 A elements of this K-step (4 registers' worth); kind /
+ * idesc: kbd_umma_instr_desc with M = 64, A K-major (N, the B major and the negate bits are read);
+ * accumulate 0 overwrites D. ld, lda: the CPU twin's lane strides. */
+KBD_DEV void kbd_hw_wgmma_rs_bf16(void *d, int ld, int kind, uint32_t idesc, const void *a, int lda, uint64_t bdesc,
+                                  int accumulate, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld, (void)lda, (void)kind;
+#if KBD_SM90A
+  KBD__WGRS_BODY("bf16")
+#else
+  (void)d, (void)idesc, (void)a, (void)bdesc, (void)accumulate;
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+
+/* The same for f16 x f16 -> f32. */
+KBD_DEV void kbd_hw_wgmma_rs_f16(void *d, int ld, int kind, uint32_t idesc, const void *a, int lda, uint64_t bdesc,
+                                 int accumulate, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld, (void)lda, (void)kind;
+#if KBD_SM90A
+  KBD__WGRS_BODY("f16")
+#else
+  (void)d, (void)idesc, (void)a, (void)bdesc, (void)accumulate;
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+
+#endif /* KBD_MODE_CUDA */
+#endif /* KBD_PTX_MMA_RS_H */
