@@ -109,7 +109,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     kbd_softmax_init(st);
     /* O starts at zero, so every block rescales it and accumulates into it: no branch touches the accumulator
      * (on sm_90a a branch that writes wgmma accumulator registers makes ptxas serialize the wgmmas, C7518) */
-    KBD_UNROLL
+    KBD_ACC_UNROLL
     for (int c = 0; c < ATTN_D; c += ATTN_OC) {
       KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
       kbd_zero(o);
@@ -147,9 +147,9 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
        * max. The P tile written here was last read by the MMA two blocks ago: complete, and every warp of the
        * warpgroup has passed a barrier since. */
       kbd_softmax_update(sc, st, sc, p.scale);
-      /* in chunks of columns: on sm_90a the chunk is registers of the accumulator itself (constant indices,
-       * hence the unrolled loop), on sm_100a a tcgen05.ld / st round trip of ATTN_OC columns */
-      KBD_UNROLL
+      /* in chunks of columns: on sm_90a the chunk is registers of the accumulator itself (constant indices:
+       * KBD_ACC_UNROLL unrolls there), on sm_100a a tcgen05.ld / st round trip of ATTN_OC columns (rolled) */
+      KBD_ACC_UNROLL
       for (int c = 0; c < ATTN_D; c += ATTN_OC) {
         KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
         kbd_acc_load(o, oacc, c);
@@ -177,7 +177,8 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     const long long head0 = (long long)bh * rows; /* first packed row of this (batch, kv head) */
     const long long part = (long long)kbd_block_z() * kbd_grid_y() * rows + head0; /* splits > 1 */
     KBD_ROWVEC(f32, sc) lse;
-    KBD_UNROLL
+    /* rolled: the body is compiled once (sm_90a: kbd_acc_load branches to the registers of chunk c) */
+    KBD_NO_UNROLL
     for (int c = 0; c < ATTN_D; c += ATTN_OC) {
       KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
       kbd_acc_load(o, oacc, c);

@@ -1,11 +1,15 @@
-/* gemm.cu - the GEMM kernels of examples/gemm: one text (gemm_kernel.h), compiled per operand layout. */
+/* gemm.cu - the GEMM kernels of examples/gemm: one text per arch, compiled per operand layout. sm_90a (and the CPU
+ * machine emulating it): gemm_kernel.h, consumer warpgroups issuing wgmma. sm_100a: gemm_kernel_sm100.h, an MMA
+ * warp and double-buffered Tensor Memory accumulators (docs/gemm.md). nvcc's host pass (KBD_MMA_ARCH 0) parses
+ * the sm_100a text. */
 #include "gemm.h"
+#include "gemm_epilogue.h"
 
 #define GEMM_FP8 0
 #define GEMM_KERNEL gemm_bf16_rr /* A row-major (K-major tile), B row-major (N contiguous: MN-major) */
 #define GEMM_A_TILE gemm_a_k
 #define GEMM_B_TILE gemm_b_mn
-#include "gemm_kernel.h"
+#include GEMM_KERNEL_TEXT
 #undef GEMM_KERNEL
 #undef GEMM_A_TILE
 #undef GEMM_B_TILE
@@ -13,7 +17,7 @@
 #define GEMM_KERNEL gemm_bf16_rc /* A row-major, B column-major (K contiguous: K-major) */
 #define GEMM_A_TILE gemm_a_k
 #define GEMM_B_TILE gemm_b_k
-#include "gemm_kernel.h"
+#include GEMM_KERNEL_TEXT
 #undef GEMM_KERNEL
 #undef GEMM_A_TILE
 #undef GEMM_B_TILE
@@ -21,7 +25,7 @@
 #define GEMM_KERNEL gemm_bf16_cr /* A column-major (M contiguous: MN-major), B row-major */
 #define GEMM_A_TILE gemm_a_mn
 #define GEMM_B_TILE gemm_b_mn
-#include "gemm_kernel.h"
+#include GEMM_KERNEL_TEXT
 #undef GEMM_KERNEL
 #undef GEMM_A_TILE
 #undef GEMM_B_TILE
@@ -29,7 +33,7 @@
 #define GEMM_KERNEL gemm_bf16_cc
 #define GEMM_A_TILE gemm_a_mn
 #define GEMM_B_TILE gemm_b_k
-#include "gemm_kernel.h"
+#include GEMM_KERNEL_TEXT
 #undef GEMM_KERNEL
 #undef GEMM_A_TILE
 #undef GEMM_B_TILE
@@ -40,4 +44,4 @@
 #define GEMM_KERNEL gemm_e4m3_rc
 #define GEMM_A_TILE gemm_a8
 #define GEMM_B_TILE gemm_b8
-#include "gemm_kernel.h"
+#include GEMM_KERNEL_TEXT

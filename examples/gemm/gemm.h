@@ -4,12 +4,14 @@
  * e4m3 for the fp8 kernel, whose per-tensor scales fold into alpha), accumulation f32, D and C bf16 or f32.
  * docs/gemm.md walks through the kernel (gemm_kernel.h) top to bottom.
  *
- * A block (CTA) computes a 256 x 128 tile of D with 384 threads:
+ * A block (CTA) computes a 256 x 128 tile of D with 384 threads. sm_90a (gemm_kernel.h):
  *   warpgroup 0  the producer: warp 0 loads A and B tiles with the TMA into a 4-stage shared-memory ring
  *                (full/empty mbarriers); the warpgroup gives most of its registers to the consumers
  *   warpgroups 1, 2  consumers: warpgroup g multiplies rows 128g..128g+127 of the tile into its own 128 x 128
  *                f32 accumulator (registers on sm_90a, Tensor Memory on sm_100a), then runs the epilogue and
  *                stores D with the TMA, 16 columns at a time, while the producer already loads the next tile
+ * sm_100a (gemm_kernel_sm100.h): warp 0 loads, warp 1 (the MMA warp) issues every tcgen05.mma into one of two
+ *                Tensor Memory buffers, warpgroups 1 and 2 run the epilogue of the other buffer's tile
  * Blocks are persistent: launch about one per SM; each walks output tiles in a grouped order (GEMM_GROUP_M
  * tile rows at a time, so the A rows and B columns a wave of blocks reads stay in L2).
  * Edges: the TMA fills out-of-range parts of A and B tiles with zeros and clips D's stores, so any M, N, K >= 1
@@ -30,8 +32,33 @@
 #define GEMM_CONSUMERS 2
 #define GEMM_THREADS (128 * (1 + GEMM_CONSUMERS))
 #define GEMM_GROUP_M 8
-/* Tensor Memory: two 128 x 128 f32 accumulators (sm_100a; unused on sm_90a) */
+/* Tensor Memory: two 128 x 128 f32 accumulators (sm_100a; unused on sm_90a); the sm_100a kernel keeps two such
+ * buffers, so the epilogue of one tile overlaps the MMAs of the next: all 512 columns */
 #define GEMM_TMEM_COLS (GEMM_CONSUMERS * KBD_ACC_TMEM_COLS(GEMM_WM, GEMM_BN))
+#define GEMM_ACC_BUFS 2
+#define GEMM_TMEM_COLS_MW (GEMM_ACC_BUFS * GEMM_TMEM_COLS)
+
+/* The kernel text of the arch being compiled (gemm.cu includes it once per kernel): the consumer-warpgroup kernel
+ * on sm_90a, the MMA-warp kernel on sm_100a. nvcc's host pass (KBD_MMA_ARCH 0) declares the kernels too and
+ * must see the device pass's text, or the two passes disagree on the kernels' types and the link fails: it
+ * learns the target from __CUDA_ARCH_LIST__ (900 or 1000), so one nvcc call builds one arch. */
+#define GEMM__LIST_N(...) GEMM__LIST_N_(__VA_ARGS__, 3, 2, 1, 0)
+#define GEMM__LIST_N_(a, b, c, n, ...) n
+#define GEMM__LIST_FIRST(...) GEMM__LIST_FIRST_(__VA_ARGS__, 0)
+#define GEMM__LIST_FIRST_(a, ...) a
+#if KBD_MMA_ARCH == 0 && defined(__CUDA_ARCH_LIST__)
+#if GEMM__LIST_N(__CUDA_ARCH_LIST__) != 1
+#error "examples/gemm: compile gemm.cu for one GPU arch per nvcc call (sm_90a and sm_100a have different kernel texts)"
+#endif
+#define GEMM__TEXT_ARCH (GEMM__LIST_FIRST(__CUDA_ARCH_LIST__) / 10)
+#else
+#define GEMM__TEXT_ARCH KBD_MMA_ARCH
+#endif
+#if GEMM__TEXT_ARCH == 90
+#define GEMM_KERNEL_TEXT "gemm_kernel.h"
+#else
+#define GEMM_KERNEL_TEXT "gemm_kernel_sm100.h"
+#endif
 
 typedef enum gemm_act { GEMM_ACT_NONE = 0, GEMM_ACT_RELU = 1, GEMM_ACT_GELU = 2 } gemm_act;
 
@@ -61,7 +88,7 @@ typedef struct gemm_params {
 /* Dynamic shared memory of one block: the ring (A tiles of both warpgroups and the B tile per stage), one
  * staging tile per consumer warpgroup, the barriers and the Tensor Memory slot (about 208 KiB for bf16). */
 typedef struct gemm_smem {
-  size_t a, b, out, full, empty, accbar, tmem;
+  size_t a, b, out, full, empty, accbar, accfull, accempty, tmem;
 } gemm_smem;
 
 KBD_HD kbd_smem_plan gemm_layout(gemm_smem *l, int fp8) {
@@ -78,6 +105,8 @@ KBD_HD kbd_smem_plan gemm_layout(gemm_smem *l, int fp8) {
   l->full = kbd_smem_plan_mbarriers(&p, "full", GEMM_STAGES);
   l->empty = kbd_smem_plan_mbarriers(&p, "empty", GEMM_STAGES);
   l->accbar = kbd_smem_plan_mbarriers(&p, "accumulator done", GEMM_CONSUMERS);
+  l->accfull = kbd_smem_plan_mbarriers(&p, "accumulator buffer full", GEMM_ACC_BUFS);  /* sm_100a kernel */
+  l->accempty = kbd_smem_plan_mbarriers(&p, "accumulator buffer free", GEMM_ACC_BUFS); /* sm_100a kernel */
   l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);
   return p;
 }

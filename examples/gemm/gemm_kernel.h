@@ -1,11 +1,13 @@
-/* gemm_kernel.h - the GEMM kernel (see gemm.h for the block's structure and docs/gemm.md for a walkthrough).
+/* gemm_kernel.h - the sm_90a GEMM kernel, also the CPU machine's when it emulates sm_90a (see gemm.h for the block's
+ * structure and docs/gemm.md for a walkthrough; gemm_kernel_sm100.h is the sm_100a kernel, with an MMA warp).
  *
  * gemm.cu includes this file once per operand layout, after defining
  *   GEMM_KERNEL   the kernel's name
  *   GEMM_A_TILE   the shared tile type of one consumer's A slice (128 x BK; K-major or MN-major)
  *   GEMM_B_TILE   the shared tile type of B (128 x BK, "N x K"; K-major or MN-major)
  *   GEMM_FP8      1 for e4m3 operands (the smem plan's ring is sized for them)
- * Everything else is ordinary code: the same text is the sm_90a, the sm_100a and the CPU kernel.
+ * Everything else is ordinary code. It also compiles for sm_100a (kbd_mma is arch-neutral), where the consumer
+ * warpgroups would issue their own tcgen05.mma; gemm.cu builds gemm_kernel_sm100.h there instead.
  */
 KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   KBD_WARP_RANGE(producer, 0, 4);
@@ -44,7 +46,8 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
 
   if (kbd_scope_contains(producer)) {
-    kbd_setmaxnreg_dec(40); /* the producer only computes addresses: 40 x 128 + 232 x 256 = 168 x 384, the launch budget */
+    kbd_setmaxnreg_dec(
+        40); /* the producer only computes addresses: 40 x 128 + 232 x 256 = 168 x 384, the launch budget */
     if (kbd_warp_id() == 0) {
       int it = 0; /* ring position, counted the same way by the consumers */
       for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
@@ -98,33 +101,16 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
       /* epilogue, 16 columns at a time: D = act(alpha * acc + beta * C + bias), stored by the TMA from a
        * staging tile; meanwhile the producer is already filling the ring for this block's next tile */
       const long long r0 = tm * GEMM_BM + g * GEMM_WM;
-      /* unrolled: on sm_90a the chunk's columns are accumulator REGISTERS, which only constant indices name
-       * (a run-time column offset would put the whole accumulator in local memory) */
-      KBD_UNROLL
+      /* a rolled loop: its body is compiled once (an unrolled epilogue was half the kernel's compile time); on
+       * sm_90a kbd_acc_load reaches the accumulator registers of a run-time column through one branch per
+       * chunk, on sm_100a it reads Tensor Memory at that column */
+      KBD_NO_UNROLL
       for (int c = 0; c < GEMM_BN; c += GEMM_EPI_COLS) {
         const long long c0 = tn * GEMM_BN + c;
         if (c0 >= p.n) break; /* the rest of the tile is past D's last column */
-        KBD_ACC_TILE(f32, GEMM_WM, GEMM_EPI_COLS) y, x;
+        gemm_chunk y;
         kbd_acc_load(y, acc, c);
-        kbd_mul_s(y, y, p.alpha);
-        if (p.beta != 0.0f) {
-          if (p.d_f32) {
-            kbd_load2d(x, (const float *)p.c, p.m, p.n, p.ldc, r0, c0);
-          } else {
-            KBD_ACC_TILE(bf16, GEMM_WM, GEMM_EPI_COLS) xb;
-            kbd_load2d(xb, (const kbd_bf16 *)p.c, p.m, p.n, p.ldc, r0, c0);
-            kbd_convert(x, xb);
-          }
-          kbd_mul_s(x, x, p.beta);
-          kbd_add(y, y, x);
-        }
-        if (p.bias) {
-          KBD_COLVEC(f32, y) bias; /* the bias of the columns this thread holds */
-          kbd_vec_load(bias, p.bias, c0, p.n);
-          kbd_bcast_cols(y, y, bias, KBD_OP_ADD);
-        }
-        if (p.act == GEMM_ACT_RELU) kbd_max_s(y, y, 0.0f);
-        if (p.act == GEMM_ACT_GELU) kbd_gelu(y, y);
+        gemm_chunk_math(&y, &p, r0, c0);
 
         /* the staging tile's previous store must be done reading it before anyone overwrites it */
         if (leader) {

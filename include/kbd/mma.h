@@ -18,6 +18,15 @@
  *   kbd_acc_load(r, acc, col0)                r = columns col0..col0+C-1 of acc (sm_90a: register copies;
  *                                             sm_100a: tcgen05.ld + tcgen05.wait::ld)
  *   kbd_acc_store(acc, r, col0)               the reverse (sm_100a: tcgen05.st + wait::st)
+ *   kbd_mma_issue(acc, a, b, accumulate)      sm_100a, ONE warp (the MMA warp): its elected thread issues the
+ *                                             MMAs; no warpgroup barrier (docs/design/mma-warp.md)
+ *   kbd_mma_commit(acc, &bar)                 the same warp: one arrive on bar when its MMAs so far complete
+ *   kbd_acc_wait(acc, &bar, parity)           each reading warp: the phase, then fence::after_thread_sync
+ *   kbd_acc_release(acc, &bar)                each reading warp: fence::before_thread_sync + one arrive
+ *                                             (init bar with KBD_ACC_RELEASES(reading threads))
+ *   KBD_ACC_UNROLL for (c = 0; c < N; c += C)  a loop over column chunks: unrolled on sm_90a (registers take
+ *                                             constant indices), rolled on sm_100a (Tensor Memory addresses
+ *                                             are run-time values), so each arch compiles the least code
  *
  * a and b are shared tiles (KBD_STILE / KBD_STILE_MN) with a swizzle (NONE is refused: docs/design/
  * mma-descriptors.md): a is M x K, b is N x K ("b transposed": row n of b is column n of B), each K-major (K
@@ -272,13 +281,36 @@ KBD_DEV uint64_t *kbd__wgmma_release(uint64_t *pend, uint64_t *next, int keep, K
 }
 #define kbd__mma_release_(acc, empty) ((acc).pend = kbd__wgmma_release((acc).pend, (empty), 1, KBD_SITE))
 #define kbd__mma_wait_(acc) ((acc).pend = kbd__wgmma_release((acc).pend, (uint64_t *)0, 0, KBD_SITE))
+/* the MMA-warp calls do not exist on sm_90a (their static assertion names kbd_mma instead) */
+#define kbd__mma_issue_(acc, a, b, accumulate, ta, tb) ((void)(accumulate))
+#define kbd__mma_commit_(acc, bar) ((void)(bar))
+#define kbd__acc_wait_(acc, bar, parity) ((void)(bar), (void)(parity))
+#define kbd__acc_release_(acc, bar) ((void)(bar))
 
 #else
 /* ---- sm_100a: tcgen05.mma into Tensor Memory -------------------------------------------------------------- */
+/* The calling thread issues the MMAs of the tiles' whole K: K/kstep x M/128 (M = 64: one) tcgen05.mma. */
+KBD_DEV void kbd__umma_issue_k(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
+                               uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  const int ksteps = kbd_mma_ksteps(&as), mstep = m_total == 64 ? 64 : 128, mblocks = m_total / mstep;
+  KBD_UNROLL
+  for (int j = 0; j < ksteps; ++j) {
+    const uint64_t bdesc = kbd_umma_smem_desc(&bs, baddr, 0, j);
+    KBD_UNROLL
+    for (int m = 0; m < mblocks; ++m)
+      kbd_hw_umma(taddr + (uint32_t)(m * n), kind, idesc, kbd_umma_smem_desc(&as, aaddr, mstep * m, j), bdesc,
+                  accumulate || j > 0, KBD_SITE_ARGS);
+  }
+#else
+  (void)taddr, (void)m_total, (void)n, (void)kind, (void)idesc, (void)as, (void)aaddr, (void)bs, (void)baddr;
+  (void)accumulate;
+  KBD_SITE_UNUSED;
+#endif
+}
 KBD_DEV void kbd__umma_issue(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
                              uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
-  const int ksteps = kbd_mma_ksteps(&as), mstep = m_total == 64 ? 64 : 128, mblocks = m_total / mstep;
   /* The whole warpgroup meets before the leader issues, for two reasons (fence + barrier + fence, ptx-reference
    * 5.8). accumulate 0 overwrites columns the warpgroup may have read with tcgen05.ld (the previous tile's
    * epilogue): those loads are complete (kbd_acc_load waits) and the barrier orders them before the MMA. And in
@@ -290,14 +322,7 @@ KBD_DEV void kbd__umma_issue(uint32_t taddr, int m_total, int n, int kind, uint3
   kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
   if (KBD__WG_LEADER_WARP()) {
     KBD_ELECT_ONE {
-      KBD_UNROLL
-      for (int j = 0; j < ksteps; ++j) {
-        const uint64_t bdesc = kbd_umma_smem_desc(&bs, baddr, 0, j);
-        KBD_UNROLL
-        for (int m = 0; m < mblocks; ++m)
-          kbd_hw_umma(taddr + (uint32_t)(m * n), kind, idesc, kbd_umma_smem_desc(&as, aaddr, mstep * m, j), bdesc,
-                      accumulate || j > 0, KBD_SITE_ARGS);
-      }
+      kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, aaddr, bs, baddr, accumulate, KBD_SITE_ARGS);
     }
   }
 #else
@@ -338,6 +363,37 @@ KBD_DEV uint32_t kbd__umma_wait(uint64_t *bar, uint32_t phase, KBD_SITE_PARAMS) 
 }
 #define kbd__mma_release_(acc, empty) kbd__umma_commit((empty), KBD_SITE)
 #define kbd__mma_wait_(acc) ((acc).phase = kbd__umma_wait((acc).bar, (acc).phase, KBD_SITE))
+
+/* ---- sm_100a: the MMA warp (docs/design/mma-warp.md) --------------------------------------------------------- */
+/* One warp; its elected thread issues. The fence orders the MMAs after what the warp acquired before (the
+ * stage's full barrier, the accumulator buffer's release): ptx-reference 5.8. */
+KBD_DEV void kbd__umma_issue_warp(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
+                                  uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  KBD_ELECT_ONE { kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, aaddr, bs, baddr, accumulate, KBD_SITE_ARGS); }
+}
+#define kbd__mma_issue_(acc, a, b, accumulate, ta, tb)                                                                 \
+  kbd__umma_issue_warp((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                             \
+                       kbd_umma_instr_desc(ta, tb, KBD_MMA_F32, KBD_ROWS(acc) == 64 ? 64 : 128, KBD_COLS(acc),         \
+                                           KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                                \
+                       KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                      \
+                       kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
+/* The same elected thread as the issue: tcgen05.commit tracks the MMAs of the thread that executes it. */
+KBD_DEV void kbd__umma_commit_warp(uint64_t *bar, KBD_SITE_PARAMS) {
+  KBD_ELECT_ONE { kbd_hw_umma_commit(bar, KBD_SITE_ARGS); }
+}
+KBD_DEV void kbd__acc_wait_warp(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {
+  kbd_hw_mbar_wait(bar, parity, KBD_SITE_ARGS);
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+}
+/* tcgen05.ld is complete here (kbd_acc_load waits for it); the fence orders it before the arrive. */
+KBD_DEV void kbd__acc_release_warp(uint64_t *bar, KBD_SITE_PARAMS) {
+  kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);
+  KBD_ELECT_ONE { kbd_hw_mbar_arrive(bar, 1u, KBD_SITE_ARGS); }
+}
+#define kbd__mma_commit_(acc, bar) kbd__umma_commit_warp((bar), KBD_SITE)
+#define kbd__acc_wait_(acc, bar, parity) kbd__acc_wait_warp((bar), (uint32_t)(parity), KBD_SITE)
+#define kbd__acc_release_(acc, bar) kbd__acc_release_warp((bar), KBD_SITE)
 #endif
 
 #define kbd_mma(acc, a, b, accumulate)                                                                                 \
@@ -356,7 +412,46 @@ KBD_DEV uint32_t kbd__umma_wait(uint64_t *bar, uint32_t phase, KBD_SITE_PARAMS) 
     kbd__mma_wait_(acc);                                                                                               \
   } while (0)
 
+/* ---- the MMA warp (sm_100a; docs/design/mma-warp.md) ------------------------------------------------------- */
+#define KBD__MMA_RULE_WARP                                                                                             \
+  "kbd_mma_issue / kbd_mma_commit / kbd_acc_wait / kbd_acc_release are tcgen05's MMA-warp calls (sm_100a): on "        \
+  "sm_90a wgmma is issued by the whole warpgroup into its own registers - use kbd_mma, kbd_mma_release, kbd_mma_wait"
+/* Arrivals an accumulator's release barrier needs when `threads` threads (whole warps) read it: one per warp. */
+#define KBD_ACC_RELEASES(threads) ((threads) / 32)
+#define kbd_mma_issue(acc, a, b, accumulate)                                                                           \
+  do {                                                                                                                 \
+    KBD__MMA_STATIC_CHECKS(acc, a, b);                                                                                 \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
+    kbd__mma_issue_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)));                  \
+  } while (0)
+#define kbd_mma_commit(acc, bar)                                                                                       \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
+    kbd__mma_commit_(acc, bar);                                                                                        \
+  } while (0)
+#define kbd_acc_wait(acc, bar, parity)                                                                                 \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
+    kbd__acc_wait_(acc, bar, parity);                                                                                  \
+  } while (0)
+#define kbd_acc_release(acc, bar)                                                                                      \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
+    kbd__acc_release_(acc, bar);                                                                                       \
+  } while (0)
+
 /* ---- the register view ------------------------------------------------------------------------------------ */
+/* Chunk loops: an sm_90a accumulator is registers, so its chunks must be named by constants (unrolled loop);
+ * on sm_100a a chunk is a Tensor Memory column address, and unrolling only multiplies the body's code. With
+ * KBD_NO_UNROLL instead, kbd_acc_load also works on sm_90a: it branches to the copy of each possible offset. */
+#if KBD_MMA_ARCH == 90
+#define KBD_ACC_UNROLL KBD_UNROLL
+#else
+#define KBD_ACC_UNROLL KBD_NO_UNROLL
+#endif
 #define KBD__VIEW_NPT(r) ((int)(sizeof((r).v[0]) / sizeof((r).v[0][0])))
 #define KBD__ACC_VIEW_CHECKS(acc, r)                                                                                   \
   KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                            \
@@ -369,10 +464,9 @@ KBD_DEV uint32_t kbd__umma_wait(uint64_t *bar, uint32_t phase, KBD_SITE_PARAMS) 
 #if KBD_MMA_ARCH == 90
 /* WGMMA_ACC: element (block b, ii) of a C-column view is element (b, ii + 4*(col0/8)) of the N-column
  * accumulator (4 elements per thread per 8 columns), so the view is register renaming after unrolling. */
-KBD_DEV void kbd__acc_copy(float *view, int vnpt, float *accv, int anpt, int mblocks, int vcols, int acols, int col0,
-                           int to_acc, KBD_SITE_PARAMS) {
-  const int vh = vcols / 2, ah = acols / 2, off = 4 * (col0 / 8);
-  kbd_hw_wgmma_acc_touch(accv, anpt, anpt, KBD_SITE_ARGS); /* CPU: no wgmma may still be writing acc */
+KBD_DEV void kbd__acc_copy_at(float *view, int vnpt, float *accv, int anpt, int mblocks, int vcols, int acols, int off,
+                              int to_acc) {
+  const int vh = vcols / 2, ah = acols / 2;
   for (int l = 0; l < KBD_LANES_HELD; ++l) {
     KBD_UNROLL
     for (int m = 0; m < mblocks; ++m) {
@@ -386,6 +480,21 @@ KBD_DEV void kbd__acc_copy(float *view, int vnpt, float *accv, int anpt, int mbl
       }
     }
   }
+}
+KBD_DEV void kbd__acc_copy(float *view, int vnpt, float *accv, int anpt, int mblocks, int vcols, int acols, int col0,
+                           int to_acc, KBD_SITE_PARAMS) {
+  kbd_hw_acc_cols(col0, vcols, acols, KBD_SITE_ARGS);
+  kbd_hw_wgmma_acc_touch(accv, anpt, anpt, KBD_SITE_ARGS); /* CPU: no wgmma may still be writing acc */
+#if KBD_MODE_CUDA
+  /* Registers have no addresses: with a run-time col0 (a KBD_NO_UNROLL chunk loop) each possible offset gets
+   * its own branch of constant-index moves, so the accumulator stays in registers instead of local memory. A
+   * constant col0 (unrolled loops) folds the chain to its one copy. */
+  KBD_UNROLL
+  for (int c = 0; c + vcols <= acols; c += 8)
+    if (col0 == c) kbd__acc_copy_at(view, vnpt, accv, anpt, mblocks, vcols, acols, 4 * (c / 8), to_acc);
+#else
+  kbd__acc_copy_at(view, vnpt, accv, anpt, mblocks, vcols, acols, 4 * (col0 / 8), to_acc);
+#endif
   /* a store's register writes must stay before the next wgmma.fence: without this second fence the compiler
    * may sink the moves into the wgmma region, and ptxas then serializes every wgmma of the kernel (C7514) */
   if (to_acc) kbd_hw_wgmma_acc_touch(accv, anpt, anpt, KBD_SITE_ARGS);
@@ -417,6 +526,7 @@ KBD_HD uint32_t kbd__bits_of_f32(float f) {
  * Chunks of at most 32 registers keep each asm statement's operand list short. */
 KBD_DEV void kbd__acc_tmem(float *v, int npt, uint32_t taddr, int m_total, int ncols_acc, int cols, int col0,
                            int to_acc, KBD_SITE_PARAMS) {
+  kbd_hw_acc_cols(col0, cols, ncols_acc, KBD_SITE_ARGS);
 #if KBD_MMA_ARCH == 100
   const uint32_t lane0 = (uint32_t)(32 * (kbd_warp_id() & 3)) << 16;
   uint32_t cells[KBD_LANES_HELD * 32];

@@ -27,12 +27,16 @@
 
 #include "hw.h" /* KBD_LANES_HELD: 32 on the CPU (the warp's lanes), 1 on the GPU (the thread's own) */
 
+/* KBD_NO_UNROLL keeps a loop rolled where nvcc would unroll it: a big body compiled once costs cicc and
+ * ptxas a fraction of its unrolled copies (an epilogue over accumulator chunks, docs/benchmarks.md). */
 #if KBD_MODE_CPU
 #define KBD_TILE_FN static inline __attribute__((always_inline))
 #define KBD_UNROLL
+#define KBD_NO_UNROLL
 #else
 #define KBD_TILE_FN static __device__ __forceinline__
 #define KBD_UNROLL _Pragma("unroll")
+#define KBD_NO_UNROLL _Pragma("unroll 1")
 #endif
 
 /* Vector width (elements) of a ROW tile: 4 elements per chunk when the shape allows, else 2, else 1 -
@@ -84,6 +88,9 @@
     KBD_LAYOUT_STATIC_CHECK((L), R, C, (S), KBD__VEC(sizeof(kbd_##dt), R, C, S));                                      \
     kbd_##dt v[KBD_LANES_HELD][KBD__NPT(R, C, S)];                                                                     \
     char (*kbd_meta_)[KBD__POS(R)][KBD__POS(C)][KBD__POS(S)][KBD__POS(L)][KBD_DT_##dt];                                \
+    /* the vector width, computed once here: KBD_VEC(t) is then one sizeof, where recomputing it from the shape        \
+     * at every use made each reduction's rule checks tens of kilobytes of preprocessed text */                        \
+    char (*kbd_vec_)[KBD__VEC(sizeof(kbd_##dt), R, C, S)];                                                             \
     char (*kbd_kind_)[KBD_KIND_REG];                                                                                   \
   }
 
@@ -98,7 +105,7 @@
 #define KBD_DTYPE(t) ((int)sizeof(KBD__META(t)[0][0][0][0]))
 #define KBD_NPT(t) ((int)(sizeof((t).v[0]) / sizeof((t).v[0][0])))
 #define KBD_ESIZE(t) ((int)KBD_DT_SIZE(KBD_DTYPE(t)))
-#define KBD_VEC(t) KBD__VEC(KBD_ESIZE(t), KBD_ROWS(t), KBD_COLS(t), KBD_SCOPE(t))
+#define KBD_VEC(t) ((int)sizeof(*(t).kbd_vec_))
 
 #define KBD__SAME_SHAPE(a, b)                                                                                          \
   KBD__IS_REG(a);                                                                                                      \

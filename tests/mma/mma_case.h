@@ -3,7 +3,8 @@
  *   MC_M, MC_N, MC_K.
  * One warpgroup: the operands go global -> registers -> shared tiles with generic stores (so the kernel must
  * fence them for the MMA's async-proxy reads), then kbd_mma (twice when p.twice: the second accumulates),
- * kbd_mma_wait, kbd_acc_load and a masked global store of the whole accumulator. */
+ * kbd_mma_wait, kbd_acc_load and a masked global store of the whole accumulator (p.chunks: 8 columns at a time
+ * in a rolled loop, each col0 shifted by p.bad_col). */
 KBD_KERNEL(MC_NAME, 128, mc_params) {
   KBD_SHARED_STILE(MC_A, a);
   KBD_SHARED_STILE(MC_B, b);
@@ -26,9 +27,19 @@ KBD_KERNEL(MC_NAME, 128, mc_params) {
   kbd_mma(acc, a, b, 0);
   if (p.twice) kbd_mma(acc, a, b, 1);
   kbd_mma_wait(acc);
-  KBD_ACC_TILE(f32, MC_M, MC_N) r;
-  kbd_acc_load(r, acc, 0);
-  kbd_store2d(p.d, r, MC_M, MC_N, MC_N, 0, 0);
+  if (p.chunks) {
+    /* a rolled loop over 8-column chunks: col0 is a run-time value (sm_90a: one branch per possible chunk) */
+    KBD_NO_UNROLL
+    for (int c = 0; c < MC_N; c += 8) {
+      KBD_ACC_TILE(f32, MC_M, 8) rc;
+      kbd_acc_load(rc, acc, c + p.bad_col);
+      kbd_store2d(p.d, rc, MC_M, MC_N, MC_N, 0, c);
+    }
+  } else {
+    KBD_ACC_TILE(f32, MC_M, MC_N) r;
+    kbd_acc_load(r, acc, 0);
+    kbd_store2d(p.d, r, MC_M, MC_N, MC_N, 0, 0);
+  }
   kbd_sync();
   if (kbd_warp_id() == 0 && !p.leak) kbd_tmem_free(tm, 256);
 }

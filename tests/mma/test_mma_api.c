@@ -22,6 +22,7 @@ typedef struct mc_params {
   const void *a, *b;
   float *d;
   int twice, skip_fence, leak;
+  int chunks, bad_col; /* read the accumulator in 8-column chunks of a rolled loop, col0 + bad_col */
 } mc_params;
 
 /* case 1: bf16, K-major x K-major, 128B swizzle, the smallest M */
@@ -165,7 +166,7 @@ static const struct {
 static float mc_value(int i, int j, int salt) { return (float)(((i * 7 + j * 3 + salt * 5) % 9) - 4) / 4.0f; }
 
 /* Runs case c; returns the launch status and, if it ran, checks every element (exact). */
-static kbd_status mc_run(int c, int twice, int skip_fence, int leak, int check) {
+static kbd_status mc_run_chunked(int c, int twice, int skip_fence, int leak, int check, int chunks, int bad_col) {
   const int m = mc_cases[c].m, n = mc_cases[c].n, k = mc_cases[c].k;
   const size_t ea = (size_t)KBD_DT_SIZE(mc_cases[c].dta), eb = (size_t)KBD_DT_SIZE(mc_cases[c].dtb);
   unsigned char *ha = malloc((size_t)(m * k) * ea), *hb = malloc((size_t)(n * k) * eb);
@@ -182,7 +183,7 @@ static kbd_status mc_run(int c, int twice, int skip_fence, int leak, int check) 
   assert_int_equal(kbd_malloc((void **)&dd, sizeof(float) * (size_t)(m * n)).code, KBD_OK);
   assert_int_equal(kbd_copy_to_device(da, ha, (size_t)(m * k) * ea).code, KBD_OK);
   assert_int_equal(kbd_copy_to_device(db, hb, (size_t)(n * k) * eb).code, KBD_OK);
-  mc_params p = {da, db, dd, twice, skip_fence, leak};
+  mc_params p = {da, db, dd, twice, skip_fence, leak, chunks, bad_col};
   const kbd_status st = mc_cases[c].run(kbd_cfg_1d(1), p);
   if (st.code == KBD_OK && check) {
     assert_int_equal(kbd_copy_to_host(hd, dd, sizeof(float) * (size_t)(m * n)).code, KBD_OK);
@@ -202,6 +203,10 @@ static kbd_status mc_run(int c, int twice, int skip_fence, int leak, int check) 
   return st;
 }
 
+static kbd_status mc_run(int c, int twice, int skip_fence, int leak, int check) {
+  return mc_run_chunked(c, twice, skip_fence, leak, check, 0, 0);
+}
+
 static void test_cases(void **state) {
   (void)state;
   for (int c = 0; c < MC_CASES; ++c)
@@ -211,6 +216,26 @@ static void test_cases(void **state) {
         const kbd_status st = mc_run(c, twice, 0, 0, 1);
         if (st.code != KBD_OK) fail_msg("%s (sm_%d) seed %ld: %s", mc_cases[c].name, KBD_CPU_ARCH, seed, st.msg);
       }
+}
+
+/* kbd_acc_load with a run-time col0 (a KBD_NO_UNROLL chunk loop, as the GEMM epilogue has): every case, exact. */
+static void test_chunked_load(void **state) {
+  (void)state;
+  for (int c = 0; c < MC_CASES; ++c) {
+    mt_env(1, -1);
+    const kbd_status st = mc_run_chunked(c, 1, 0, 0, 1, 1, 0);
+    if (st.code != KBD_OK) fail_msg("%s (sm_%d), chunked: %s", mc_cases[c].name, KBD_CPU_ARCH, st.msg);
+  }
+}
+
+/* col0 not a multiple of 8 (the last chunk would also run past the accumulator): reported at the load. */
+static void test_bad_col0(void **state) {
+  (void)state;
+  mt_env(1, -1);
+  const kbd_status st = mc_run_chunked(MC_BF16_KK, 0, 0, 0, 0, 1, 4);
+  assert_int_equal(st.code, KBD_ERR_INVALID);
+  assert_non_null(strstr(st.msg, "mma_case.h:"));
+  assert_non_null(strstr(st.msg, "col0 = 4"));
 }
 
 /* Generic stores to the operand tiles without fence.proxy.async: the MMA reads through the async proxy and
@@ -242,6 +267,8 @@ int main(void) {
       cmocka_unit_test(test_cases),
       cmocka_unit_test(test_missing_proxy_fence),
       cmocka_unit_test(test_tmem_leak),
+      cmocka_unit_test(test_chunked_load),
+      cmocka_unit_test(test_bad_col0),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,9 +115,11 @@ typedef struct kbd_cpu_mma_state {
   kbd_cpu_wgq wq[KBD_CPU_MAX_WARPS];
   kbd_cpu_umma **uq[KBD_CPU_MAX_WARPS]; /* per warp (its issuing thread): MMAs not committed */
   int un[KBD_CPU_MAX_WARPS], ucap[KBD_CPU_MAX_WARPS];
-  /* Tensor Memory (allocated at the first tcgen05 use): value, writer clock, writer (group index | MMA flag) */
-  uint32_t *tm_val, *tm_clk;
-  uint16_t *tm_who;
+  /* Tensor Memory (allocated at the first tcgen05 use): value, writer clock, writer (group index | MMA flag), and
+   * the last tcgen05.ld of the cell: its clock and warp (group index). One reader per cell is exact: only warps
+   * of one lane quarter (w % 4) reach a lane. */
+  uint32_t *tm_val, *tm_clk, *tm_rclk;
+  uint16_t *tm_who, *tm_rwho;
   kbd_cpu_tmem_alloc alloc[KBD_TMEM_COLS / KBD_TMEM_MIN_COLS];
   int nalloc, relinquished;
   const char *rel_file;
@@ -179,6 +181,8 @@ static inline void kbd_cpu_mma_destroy(void *p) {
   free(S->tm_val);
   free(S->tm_clk);
   free(S->tm_who);
+  free(S->tm_rclk);
+  free(S->tm_rwho);
   free(S->sa);
   free(S->sb);
   free(S->sbt);
@@ -716,6 +720,16 @@ static inline void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
   }
 }
 
+/* kbd_acc_load / kbd_acc_store's column range (the GPU side checks nothing): a view past the accumulator would
+ * read a neighbour's Tensor Memory on sm_100a and other registers (or none) on sm_90a. */
+static inline void kbd_hw_acc_cols(int col0, int vcols, int acols, KBD_SITE_PARAMS) {
+  if (KBD_UNLIKELY(col0 < 0 || col0 % 8 != 0 || col0 + vcols > acols))
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "kbd_acc_load / kbd_acc_store: col0 = %d: a %d-column view of a %d-column accumulator needs col0 a "
+                  "multiple of 8 in 0..%d",
+                  col0, vcols, acols, acols - vcols);
+}
+
 /* A register read of lane l's n values at (elem *)d + l * ld while a wgmma of this warp not yet retired writes
  * some of them (the GPU side is a no-op: the registers are the accumulator). */
 static inline void kbd_hw_wgmma_acc_touch(const void *d, int ld, int n, KBD_SITE_PARAMS) {
@@ -749,7 +763,9 @@ static inline kbd_cpu_mma_state *kbd_cpu_tmem_state(kbd_cpu_cta *cta) {
     S->tm_val = (uint32_t *)calloc(cells, sizeof(uint32_t));
     S->tm_clk = (uint32_t *)calloc(cells, sizeof(uint32_t));
     S->tm_who = (uint16_t *)calloc(cells, sizeof(uint16_t));
-    if (!S->tm_val || !S->tm_clk || !S->tm_who) {
+    S->tm_rclk = (uint32_t *)calloc(cells, sizeof(uint32_t));
+    S->tm_rwho = (uint16_t *)calloc(cells, sizeof(uint16_t));
+    if (!S->tm_val || !S->tm_clk || !S->tm_who || !S->tm_rclk || !S->tm_rwho) {
       fprintf(stderr, "kbd: out of host memory for Tensor Memory\n");
       abort();
     }
@@ -866,6 +882,41 @@ static inline void kbd_hw_tmem_relinquish(KBD_SITE_PARAMS) {
   }
 }
 
+/* The MMA about to be issued may write D at any time from now on: every read of those cells by another warp must
+ * happen before this issue (the reader's fence::before_thread_sync + arrive, this thread's wait) and be covered
+ * by this warp's last tcgen05.fence::after_thread_sync (ptx-reference 5.8). An epilogue that releases an
+ * accumulator buffer too early, or an MMA warp that does not wait for the release, fails here at the first
+ * overlap. Layout D / F cells as kbd_cpu_umma_cell. */
+static inline void kbd_cpu_umma_check_readers(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t lane, uint32_t col, int m,
+                                              int n, KBD_SITE_PARAMS) {
+  kbd_cpu_cta *cta = w->cta;
+  const uint32_t me = (uint32_t)w->gid, base = cta->sh.base;
+  const uint32_t *snap = S->fsnap[w->id];
+  const int rb = cta->rank * KBD_CPU_MAX_WARPS;
+  for (int r = 0; r < m; ++r) {
+    const uint32_t ln = m == 128 ? lane + (uint32_t)r : (uint32_t)(r % 16 + 32 * (r / 16)) + lane;
+    for (int c = 0; c < n; ++c) {
+      const size_t x = (size_t)ln * KBD_TMEM_COLS + col + (uint32_t)c;
+      const uint32_t rc = S->tm_rclk[x], who = S->tm_rwho[x];
+      if (KBD_LIKELY(rc < base || who == me)) continue;
+      const int unordered = rc > w->clk[who];
+      const int local = (int)who >= rb && (int)who < rb + KBD_CPU_MAX_WARPS;
+      if (unordered || (local && snap[who - (uint32_t)rb] < rc)) {
+        char them[48];
+        kbd_cpu_who(cta->G, (int)who, them, sizeof them);
+        kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                      "tcgen05.mma writes Tensor Memory lane %u, column %zu, which %s read (tcgen05.ld) %s: the MMA "
+                      "may overwrite it before that read. The reader releases it (kbd_acc_release: "
+                      "tcgen05.fence::before_thread_sync, then an mbarrier arrive) and the MMA warp waits for that "
+                      "phase before issuing (kbd_mma_issue fences after the wait)",
+                      ln, (size_t)col + (size_t)c, them,
+                      unordered ? "with nothing ordering the read before this issue"
+                                : "and no tcgen05.fence::after_thread_sync followed the wait that ordered it");
+      }
+    }
+  }
+}
+
 /* tcgen05.mma.cta_group::1.kind::K [dtmem], adesc, bdesc, idesc, accumulate (one thread). */
 static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
                                KBD_SITE_PARAMS) {
@@ -889,6 +940,7 @@ static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_
                   "tcgen05.mma M = %d: the D address's lane is %u; it must be 0%s (ptx-reference 5.7)", s.m, lane,
                   s.m == 64 ? " or 16 (Layout F: rows 16w.. at lanes 32w + lane..)" : " (Layout D: row m at lane m)");
   kbd_cpu_tmem_inside(S, col, (uint32_t)s.n, "tcgen05.mma (D)", KBD_SITE_ARGS);
+  if (cta->L->race_check) kbd_cpu_umma_check_readers(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel);
   kbd_cpu_umma *u = (kbd_cpu_umma *)calloc(1, sizeof *u);
   if (u) u->res = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)s.m * (size_t)s.n);
@@ -1028,7 +1080,7 @@ static inline void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, in
   kbd_cpu_tcgen05_warp(w, "tcgen05.ld", KBD_SITE_ARGS);
   kbd_cpu_mma_state *S = kbd_cpu_tmem_state(cta);
   const int regs = kbd_cpu_tmem_access(w, S, taddr, shape, n, "tcgen05.ld", KBD_SITE_ARGS);
-  const uint32_t me = (uint32_t)w->gid, base = cta->sh.base;
+  const uint32_t me = (uint32_t)w->gid, base = cta->sh.base, now = w->clk[w->gid];
   const uint32_t *snap = S->fsnap[w->id];
   const int rb = cta->rank * KBD_CPU_MAX_WARPS;
   for (int l = 0; l < 32; ++l)
@@ -1060,6 +1112,8 @@ static inline void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, in
                         x / KBD_TMEM_COLS, x % KBD_TMEM_COLS, mma ? "an MMA committed by" : "was written by", them);
       }
       ((uint32_t *)d)[(size_t)l * (size_t)ld + (size_t)j] = S->tm_val[x];
+      S->tm_rclk[x] = now;
+      S->tm_rwho[x] = (uint16_t)me;
     }
 }
 

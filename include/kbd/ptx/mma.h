@@ -69,6 +69,14 @@ KBD_DEV void kbd_hw_wgmma_acc_touch(const void *d, int ld, int n, KBD_SITE_PARAM
 #endif
 }
 
+/* The columns col0.. of a vcols-wide view of an acols-column accumulator (kbd_acc_load / kbd_acc_store): the CPU
+ * machine reports a col0 outside 0..acols-vcols or not a multiple of 8; the GPU checks nothing (a run-time
+ * test in every epilogue chunk would cost instructions for a rule the CPU build already enforces). */
+KBD_DEV void kbd_hw_acc_cols(int col0, int vcols, int acols, KBD_SITE_PARAMS) {
+  (void)col0, (void)vcols, (void)acols;
+  KBD_SITE_UNUSED;
+}
+
 /* ==== sm_90a: wgmma (ptx-reference §4) ===================================================================== */
 
 /* wgmma.fence.sync.aligned;     PTX ISA 8.0, sm_90a. Orders the warpgroup's earlier register accesses to

@@ -1,0 +1,149 @@
+/* gemm_kernel_sm100.h - the GEMM kernel for sm_100a (and the CPU machine emulating it): one MMA warp and two
+ * accumulator buffers in Tensor Memory, so the epilogue of one tile runs while the tensor cores compute the next
+ * (docs/gemm.md, "The sm_100a kernel"; docs/design/mma-warp.md). gemm.cu includes it once per operand layout with
+ * the same macros as gemm_kernel.h (GEMM_KERNEL, GEMM_A_TILE, GEMM_B_TILE, GEMM_FP8); the block shape, the
+ * shared-memory plan and the parameters are the same, so the host code does not depend on the arch.
+ *
+ *   warp 0       producer: TMA loads of A (two 128-row halves) and B into the 4-stage ring
+ *   warp 1       MMA warp: for each tile, two 128 x 128 accumulators (one per A half) in buffer t % 2
+ *   warps 2, 3   idle
+ *   warpgroups 1, 2   epilogue: warpgroup g reads accumulator g of the tile's buffer (its warps' lane quarters
+ *                cover the 128 rows), applies alpha, beta C, bias and the activation, stores D with the TMA
+ */
+KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
+  KBD_WARP_RANGE(epilogue0, 4, 4);
+  KBD_WARP_RANGE(epilogue1, 8, 4);
+
+  gemm_smem l;
+  const kbd_smem_plan plan = gemm_layout(&l, GEMM_FP8);
+  kbd_smem_plan_check_launch(&plan);
+  unsigned char *smem = (unsigned char *)kbd_dynamic_smem();
+  kbd_mbarrier *full = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.full);
+  kbd_mbarrier *empty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.empty);
+  kbd_mbarrier *accfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.accfull);
+  kbd_mbarrier *accempty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.accempty);
+  kbd_tmem *tmem = KBD_SMEM_PLAN_ARRAY(kbd_tmem, smem, l.tmem);
+
+  if (kbd_warp_id() == 0) {
+    KBD_ELECT_ONE {
+      for (int s = 0; s < GEMM_STAGES; ++s) {
+        kbd_mbarrier_init(&full[s], 1);  /* the producer's arrive.expect_tx */
+        kbd_mbarrier_init(&empty[s], 1); /* the MMA warp's commit once the stage's MMAs have read it */
+      }
+      for (int b = 0; b < GEMM_ACC_BUFS; ++b) {
+        kbd_mbarrier_init(&accfull[b], 1); /* the MMA warp's commit after the tile's last K-step */
+        kbd_mbarrier_init(&accempty[b], KBD_ACC_RELEASES(128 * GEMM_CONSUMERS)); /* every epilogue warp */
+      }
+      kbd_tma_prefetch_map(&p.a);
+      kbd_tma_prefetch_map(&p.b);
+    }
+    kbd_tmem_alloc(tmem, GEMM_TMEM_COLS_MW); /* both buffers: all 512 columns */
+  }
+  kbd_sync(); /* barriers initialised, Tensor Memory address written */
+
+  const long long tiles_m = (p.m + GEMM_BM - 1) / GEMM_BM, tiles_n = (p.n + GEMM_BN - 1) / GEMM_BN;
+  const long long tiles = tiles_m * tiles_n;
+  const int bk = KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
+  const int ktiles = (int)((p.k + bk - 1) / bk);
+  const int a_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_A_TILE)) == KBD_SMEM_MN_MAJOR;
+  const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
+
+  if (kbd_warp_id() == 0) {
+    /* the producer: the same ring walk as the sm_90a kernel */
+    int it = 0;
+    for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
+      long long tm, tn;
+      gemm_tile_coords(t, tiles_m, tiles_n, &tm, &tn);
+      const int m0 = (int)(tm * GEMM_BM), n0 = (int)(tn * GEMM_BN);
+      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        const int s = it % GEMM_STAGES, k0 = kt * bk;
+        GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s);
+        GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s + 1);
+        GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
+        kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_STAGES) & 1u) ^ 1u); /* fresh: parity 1 passes */
+        KBD_ELECT_ONE {
+          kbd_mbarrier_arrive_expect_tx(&full[s], 2 * KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b));
+          kbd_tma_load(a0, &p.a, &full[s], a_mn ? m0 : k0, a_mn ? k0 : m0);
+          kbd_tma_load(a1, &p.a, &full[s], a_mn ? m0 + GEMM_WM : k0, a_mn ? k0 : m0 + GEMM_WM);
+          kbd_tma_load(b, &p.b, &full[s], b_mn ? n0 : k0, b_mn ? k0 : n0);
+        }
+      }
+    }
+  } else if (kbd_warp_id() == 1) {
+    /* the MMA warp: tile j accumulates into buffer j % 2 once the epilogue has released what tile j - 2 left
+     * there; each stage is freed by a commit as soon as its MMAs have read it */
+    KBD_ACC(f32, GEMM_WM, GEMM_BN) acc0, acc1;
+    int it = 0, j = 0;
+    for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x(), ++j) {
+      const int buf = j % GEMM_ACC_BUFS;
+      kbd_acc_bind(acc0, tmem, buf * GEMM_CONSUMERS * GEMM_BN, &accfull[buf]);
+      kbd_acc_bind(acc1, tmem, buf * GEMM_CONSUMERS * GEMM_BN + GEMM_BN, &accfull[buf]);
+      kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GEMM_ACC_BUFS) & 1u) ^ 1u); /* fresh: parity 1 passes */
+      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        const int s = it % GEMM_STAGES;
+        GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s);
+        GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s + 1);
+        GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
+        kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
+        kbd_mma_issue(acc0, a0, b, kt > 0);
+        kbd_mma_issue(acc1, a1, b, kt > 0);
+        kbd_mma_commit(acc0, &empty[s]); /* both MMAs: a commit tracks every MMA this thread issued */
+      }
+      kbd_mma_commit(acc0, &accfull[buf]); /* the tile's accumulators are complete */
+    }
+  } else if (kbd_warpgroup_id() > 0) {
+    /* the epilogue warpgroups, 16 columns at a time: D = act(alpha * acc + beta * C + bias) */
+    const int g = kbd_warpgroup_id() - 1;
+    const kbd_scope me = g == 0 ? epilogue0 : epilogue1;
+    const int leader = kbd_scope_warp(me) == 0; /* the warp whose elected thread issues TMA stores */
+    KBD_ACC(f32, GEMM_WM, GEMM_BN) acc;
+    gemm_out_f32 out = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g);
+    gemm_out_bf16 out16 = KBD_STILE_AT(gemm_out_bf16, (unsigned char *)out.p); /* the same bytes, as bf16 */
+    int j = 0;
+    for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x(), ++j) {
+      long long tm, tn;
+      gemm_tile_coords(t, tiles_m, tiles_n, &tm, &tn);
+      const int buf = j % GEMM_ACC_BUFS;
+      kbd_acc_bind(acc, tmem, buf * GEMM_CONSUMERS * GEMM_BN + g * GEMM_BN, &accfull[buf]);
+      kbd_acc_wait(acc, &accfull[buf], (unsigned)(j / GEMM_ACC_BUFS) & 1u);
+      const long long r0 = tm * GEMM_BM + g * GEMM_WM;
+      KBD_NO_UNROLL /* Tensor Memory columns are run-time addresses: the body is compiled once */
+          for (int c = 0; c < GEMM_BN; c += GEMM_EPI_COLS) {
+        const long long c0 = tn * GEMM_BN + c;
+        if (c0 >= p.n) break; /* the rest of the tile is past D's last column */
+        gemm_chunk y;
+        kbd_acc_load(y, acc, c);
+        gemm_chunk_math(&y, &p, r0, c0);
+        /* the staging tile's previous store must be done reading it before anyone overwrites it */
+        if (leader) {
+          KBD_ELECT_ONE { kbd_bulk_wait_group_read(0); }
+        }
+        kbd_scope_sync(me);
+        if (p.d_f32) {
+          kbd_stile_store(out, y);
+        } else {
+          KBD_ACC_TILE(bf16, GEMM_WM, GEMM_EPI_COLS) yb;
+          kbd_convert(yb, y);
+          kbd_stile_store(out16, yb);
+        }
+        kbd_fence_proxy_async(); /* generic stores -> the TMA's async-proxy reads */
+        kbd_scope_sync(me);
+        if (leader) {
+          KBD_ELECT_ONE {
+            if (p.d_f32)
+              kbd_tma_store(&p.d, out, (int)c0, (int)r0);
+            else
+              kbd_tma_store(&p.d, out16, (int)c0, (int)r0);
+            kbd_bulk_commit_group();
+          }
+        }
+      }
+      kbd_acc_release(acc, &accempty[buf]); /* every load of this buffer is done: the MMA warp may reuse it */
+    }
+    if (leader) {
+      KBD_ELECT_ONE { kbd_bulk_wait_group(0); } /* shared memory must outlive the stores */
+    }
+  }
+  kbd_sync(); /* every accumulator read is done before the columns are freed */
+  if (kbd_warp_id() == 0) kbd_tmem_free(tmem, GEMM_TMEM_COLS_MW);
+}
