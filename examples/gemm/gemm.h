@@ -120,6 +120,34 @@ KBD_HD void gemm_tile_coords(long long t, long long tiles_m, long long tiles_n, 
   *tn = t % per_group / rows;
 }
 
+/* ---- the host call (gemm_run.c) ------------------------------------------------------------------------------ */
+/* Blocks of the persistent grid when gemm_args.grid is 0: one per SM of an H100 SXM (pass a B200's 148). */
+#define GEMM_DEFAULT_GRID 132
+
+/* D = act(alpha * A * B + beta * C + bias), D and C M x N row-major. gemm_run checks every field and returns
+ * KBD_ERR_INVALID naming the wrong one without launching anything. M, N or K of zero is a no-op (D is not
+ * written). Matrices go through the TMA: bases 16-byte aligned, row strides (in elements) at least one row and a
+ * multiple of 16 bytes. */
+typedef struct gemm_args {
+  long long m, n, k;
+  const void *a; /* M x K: bf16 (e4m3 when fp8); row-major (lda >= K) or, with a_col, column-major (lda >= M) */
+  const void *b; /* K x N: row-major (ldb >= N) or, with b_col, column-major (ldb >= K) */
+  long long lda, ldb;
+  int a_col, b_col;
+  int fp8;                /* e4m3 A (row-major) and B (column-major), scaled by scale_a * scale_b */
+  float scale_a, scale_b; /* fp8 only */
+  void *d;                /* M x N, ldd >= N: bf16, or f32 with d_f32 */
+  long long ldd;
+  int d_f32;
+  const void *c; /* M x N in D's type, ldc >= N; read only when beta != 0 */
+  long long ldc;
+  const float *bias; /* N values or NULL */
+  float alpha, beta;
+  int act;  /* gemm_act */
+  int grid; /* persistent blocks; 0: GEMM_DEFAULT_GRID (at most one per output tile) */
+} gemm_args;
+kbd_status gemm_run(const gemm_args *a, void *stream);
+
 /* The kernels: one per operand layout pair (r = row-major, c = column-major; A then B) and the fp8 one
  * (row-major A, column-major B: fp8 operands must be K-major on sm_90a). */
 KBD_KERNEL_DECL(gemm_bf16_rr, gemm_params);

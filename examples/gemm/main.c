@@ -6,6 +6,7 @@
  *   --fp8               e4m3 A and B (A row-major, B column-major), per-tensor scales 0.5 and 0.25
  *   --alpha X --beta X  (default 1, 0)      --bias     add a per-column bias
  *   --act relu|gelu     --grid G            blocks of the persistent grid (default: tiles, at most 132)
+ * The GEMM itself is one gemm_run call (gemm_run.c: argument checks, tensor maps, launch).
  * Exit status 0 when every element is within the tolerance, 1 otherwise, 77 without a device (GPU build).
  */
 #include <math.h>
@@ -14,8 +15,6 @@
 #include <string.h>
 
 #include "gemm.h"
-
-typedef kbd_status (*gemm_kernel_fn)(kbd_launch_cfg, gemm_params);
 
 static long long round_up(long long x, long long m) { return (x + m - 1) / m * m; }
 
@@ -66,7 +65,8 @@ int main(int argc, char **argv) {
       act = -1;
     }
   }
-  if (m < 1 || n < 1 || k < 1 || act < 0 || grid < 0 || (fp8 && (a_col || !b_col) && (a_col || b_col))) {
+  if (m < 1 || n < 1 || k < 1 || act < 0 || grid < 0 || grid > 65535 ||
+      (fp8 && (a_col || !b_col) && (a_col || b_col))) {
     fprintf(stderr,
             "usage: %s [M N K] [--a-col] [--b-col] [--f32] [--fp8] [--alpha X] [--beta X] [--bias] "
             "[--act relu|gelu] [--grid G]\n(--fp8 takes row-major A and column-major B: give no layout flag, "
@@ -140,56 +140,19 @@ int main(int argc, char **argv) {
   KBD_CHECK(kbd_copy_to_device(dbias, fbias, sizeof(float) * (size_t)n));
   KBD_CHECK(kbd_memset_device(dd, 0xff, (size_t)(m * ldd * dsz))); /* NaN: an unwritten element fails */
 
-  gemm_params p;
-  memset(&p, 0, sizeof p);
-  const int tdt = fp8 ? KBD_TMAP_DT_U8 : KBD_TMAP_DT_BF16;
-  kbd_tensor_map_desc d;
-  /* A: rows of its contiguous dimension; the box is one consumer's A slice */
-  if (fp8)
-    d = kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)(lda * esz), kbd_tma_box_lines_for(gemm_a8),
-                               kbd_tma_box_inner_for(gemm_a8), KBD_TMAP_SWIZZLE_128B);
-  else if (a_col)
-    d = kbd_tensor_map_desc_2d(tdt, da, (uint64_t)k, (uint64_t)m, (uint64_t)(lda * esz),
-                               kbd_tma_box_lines_for(gemm_a_mn), kbd_tma_box_inner_for(gemm_a_mn),
-                               KBD_TMAP_SWIZZLE_128B);
-  else
-    d = kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)(lda * esz),
-                               kbd_tma_box_lines_for(gemm_a_k), kbd_tma_box_inner_for(gemm_a_k), KBD_TMAP_SWIZZLE_128B);
-  KBD_CHECK(kbd_tensor_map_encode(&p.a, &d));
-  if (fp8)
-    d = kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)(ldb * esz), kbd_tma_box_lines_for(gemm_b8),
-                               kbd_tma_box_inner_for(gemm_b8), KBD_TMAP_SWIZZLE_128B);
-  else if (b_col)
-    d = kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)(ldb * esz),
-                               kbd_tma_box_lines_for(gemm_b_k), kbd_tma_box_inner_for(gemm_b_k), KBD_TMAP_SWIZZLE_128B);
-  else
-    d = kbd_tensor_map_desc_2d(tdt, db, (uint64_t)k, (uint64_t)n, (uint64_t)(ldb * esz),
-                               kbd_tma_box_lines_for(gemm_b_mn), kbd_tma_box_inner_for(gemm_b_mn),
-                               KBD_TMAP_SWIZZLE_128B);
-  KBD_CHECK(kbd_tensor_map_encode(&p.b, &d));
-  if (d_f32)
-    d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_F32, dd, (uint64_t)m, (uint64_t)n, (uint64_t)(ldd * dsz),
-                               kbd_tma_box_lines_for(gemm_out_f32), kbd_tma_box_inner_for(gemm_out_f32),
-                               KBD_TMAP_SWIZZLE_64B);
-  else
-    d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, dd, (uint64_t)m, (uint64_t)n, (uint64_t)(ldd * dsz),
-                               kbd_tma_box_lines_for(gemm_out_bf16), kbd_tma_box_inner_for(gemm_out_bf16),
-                               KBD_TMAP_SWIZZLE_32B);
-  KBD_CHECK(kbd_tensor_map_encode(&p.d, &d));
-  p.c = beta != 0.0f ? dc : NULL;
-  p.bias = bias ? dbias : NULL;
-  p.m = m, p.n = n, p.k = k, p.ldc = ldd;
-  p.alpha = alpha * scale_a * scale_b; /* fp8: the per-tensor scales fold into alpha */
-  p.beta = beta, p.act = act, p.d_f32 = d_f32;
-
-  gemm_smem l;
-  const kbd_smem_plan plan = gemm_layout(&l, fp8);
-  KBD_CHECK(kbd_smem_plan_status(&plan));
+  gemm_args g;
+  memset(&g, 0, sizeof g);
+  g.m = m, g.n = n, g.k = k;
+  g.a = da, g.b = db, g.lda = lda, g.ldb = ldb, g.a_col = a_col, g.b_col = b_col;
+  g.fp8 = fp8, g.scale_a = scale_a, g.scale_b = scale_b;
+  g.d = dd, g.ldd = ldd, g.d_f32 = d_f32;
+  g.c = dc, g.ldc = ldd;
+  g.bias = bias ? dbias : NULL;
+  g.alpha = alpha, g.beta = beta, g.act = act, g.grid = (int)grid;
+  KBD_CHECK(gemm_run(&g, NULL));
   const long long tiles = (m + GEMM_BM - 1) / GEMM_BM * ((n + GEMM_BN - 1) / GEMM_BN);
-  if (grid == 0) grid = tiles < 132 ? tiles : 132;
-  const gemm_kernel_fn kernels[4] = {gemm_bf16_rr, gemm_bf16_rc, gemm_bf16_cr, gemm_bf16_cc};
-  const gemm_kernel_fn kernel = fp8 ? gemm_e4m3_rc : kernels[a_col * 2 + b_col];
-  KBD_CHECK(kernel(kbd_cfg(kbd_dim((unsigned)grid, 1, 1), plan.bytes, NULL), p));
+  if (grid == 0) grid = GEMM_DEFAULT_GRID;
+  if (grid > tiles) grid = tiles; /* the blocks gemm_run launched */
   KBD_CHECK(kbd_device_sync());
   KBD_CHECK(kbd_copy_to_host(hd, dd, (size_t)(m * ldd * dsz)));
 
