@@ -1,23 +1,30 @@
-/* gemm_gpu.c - TFLOP/s of examples/gemm (bf16 in, f32 accumulation, bf16 out) against cuBLAS's cublasGemmEx on
- * the same operands (CUBLAS_COMPUTE_32F, bf16 A/B/D). Built by bench/CMakeLists.txt as gemm_gpu_sm90a / _sm100a
- * (GPU only: the CPU machine's GEMM speed is not a target).
+/* gemm_gpu.c - TFLOP/s of examples/gemm against cuBLAS on the same operands: bf16 A/B (f32 accumulation, bf16 D)
+ * against cublasGemmEx (CUBLAS_COMPUTE_32F), and e4m3 A/B (f32 accumulation, bf16 D) against cublasLtMatmul.
+ * Built by bench/CMakeLists.txt as gemm_gpu_sm90a / _sm100a (bench/gemm_cpu.c is the CPU machine's benchmark).
  *
- *   gemm_gpu_sm<arch> [--shapes MxNxK,...] [--reps R] [--smoke]
+ *   gemm_gpu_sm<arch> [--shapes MxNxK,...] [--types bf16,fp8] [--reps R] [--smoke]
  *
- *   --shapes  default 1024^3, 2048^3, 4096^3, 8192^3, 4096x4096x16384 and the LLM-style 16x4096x4096 (decode)
- *             and 8192x4096x14336 (an MLP up-projection)
+ *   --shapes  default: 1024^3, 2048^3, 4096^3, 8192^3, 4096x4096x16384, the LLM-style skinny products
+ *             16x4096x4096, 32x4096x4096, 64x8192x8192 and 128x16384x16384 (decoding: M = tokens in flight) and
+ *             8192x4096x14336 (an MLP up-projection)
+ *   --types   bf16 (every shape) and fp8 (e4m3: by default 4096^3 and 8192^3, the issue's shapes; with --shapes,
+ *             every given shape)
  *   --reps    timed samples per shape (default 7), each ~20 ms of back-to-back calls after 3 warm-ups
- *   --smoke   one 512^3 product, one call, checked against cuBLAS (the CTest entry)
+ *   --smoke   one 512^3 product per type, one call, checked against cuBLAS (the CTest entry)
  *
- * TFLOP/s = 2 M N K / time. A row-major (K contiguous), B column-major (K contiguous): kbd's gemm_bf16_rc and
- * cuBLAS's "TN" case. Every shape's result is compared with cuBLAS's (both round to bf16: at most a few ulps
- * apart). Exit 77 without a device of this binary's arch.
+ * TFLOP/s = 2 M N K / time. A row-major (K contiguous), B column-major (K contiguous): kbd's gemm_bf16_rc /
+ * gemm_e4m3_rc and cuBLAS's "TN" case (the layout cuBLASLt requires for fp8). Every result is compared with
+ * cuBLAS's (both round to bf16: at most a few ulps apart). The header prints the device, its SM count and peak
+ * clocks, and the datasheet dense tensor-core peak of its class (H100/H200 SXM: 989.5 bf16 and 1979 fp8 TFLOP/s;
+ * B200: 2250 and 4500; the same figures as tools/kbd-roofline); each row gives kbd's share of it. Exit 77 without
+ * a device of this binary's arch.
  */
 #ifndef KBD_CPU
 
 #define _DEFAULT_SOURCE 1
 #include "gemm.h" /* examples/gemm */
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <math.h>
 
@@ -47,18 +54,77 @@
     }                                                                                                                  \
   } while (0)
 
+/* Datasheet dense tensor-core peaks (TFLOP/s) of the device class this binary targets: NVIDIA H100 SXM datasheet
+ * (bf16 1979, fp8 3958 "with sparsity": dense is half; H200 SXM the same), NVIDIA HGX B200 datasheet (36 and 72
+ * PFLOPS sparse for 8 GPUs: per GPU dense /16). tools/kbd-roofline cites the same. */
+#if BENCH_GPU_ARCH == 90
+#define PEAK_BF16 989.5
+#define PEAK_FP8 1979.0
+#define PEAK_CLASS "H100/H200 SXM"
+#else
+#define PEAK_BF16 2250.0
+#define PEAK_FP8 4500.0
+#define PEAK_CLASS "B200"
+#endif
+
 typedef struct gctx {
   int what; /* 0 kbd, 1 cuBLAS */
+  int fp8;
   unsigned grid;
   size_t smem;
   gemm_params p;
   cublasHandle_t h;
+  cublasLtHandle_t lt; /* fp8: cublasLtMatmul with the plan below */
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t la, lb, ld;
+  cublasLtMatmulAlgo_t algo;
+  void *ws;
+  size_t ws_bytes;
   const void *a, *b;
   void *d;
   long long m, n, k;
 } gctx;
 
+#define LT_WS_BYTES (32u << 20)
+
+/* cuBLASLt's fp8 GEMM in its column-major terms, as the bf16 call below: D^T (N x M, ld N) = B_cm^T * A_cm with
+ * B_cm = B (K x N column-major, ld K, transposed) and A_cm = A^T (K x M, ld K): the "TN" layout fp8 requires. */
+static void lt_plan(gctx *c) {
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  CB(cublasLtMatmulDescCreate(&c->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  CB(cublasLtMatmulDescSetAttribute(c->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  CB(cublasLtMatmulDescSetAttribute(c->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  CB(cublasLtMatrixLayoutCreate(&c->la, CUDA_R_8F_E4M3, (uint64_t)c->k, (uint64_t)c->n, (int64_t)c->k));
+  CB(cublasLtMatrixLayoutCreate(&c->lb, CUDA_R_8F_E4M3, (uint64_t)c->k, (uint64_t)c->m, (int64_t)c->k));
+  CB(cublasLtMatrixLayoutCreate(&c->ld, CUDA_R_16BF, (uint64_t)c->n, (uint64_t)c->m, (int64_t)c->n));
+  cublasLtMatmulPreference_t pref;
+  CB(cublasLtMatmulPreferenceCreate(&pref));
+  CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &c->ws_bytes,
+                                          sizeof c->ws_bytes));
+  cublasLtMatmulHeuristicResult_t res;
+  int found = 0;
+  CB(cublasLtMatmulAlgoGetHeuristic(c->lt, c->op, c->la, c->lb, c->ld, c->ld, pref, 1, &res, &found));
+  CB(cublasLtMatmulPreferenceDestroy(pref));
+  if (found < 1) {
+    fprintf(stderr, "gemm_gpu: cuBLASLt has no fp8 algorithm for %lldx%lldx%lld\n", c->m, c->n, c->k);
+    exit(1);
+  }
+  c->algo = res.algo;
+}
+static void lt_unplan(gctx *c) {
+  CB(cublasLtMatrixLayoutDestroy(c->la));
+  CB(cublasLtMatrixLayoutDestroy(c->lb));
+  CB(cublasLtMatrixLayoutDestroy(c->ld));
+  CB(cublasLtMatmulDescDestroy(c->op));
+}
+
 static void launch(const gctx *c) {
+  if (c->what == 1 && c->fp8) {
+    const float one = 1.0f, zero = 0.0f;
+    CB(cublasLtMatmul(c->lt, c->op, &one, c->b, c->la, c->a, c->lb, &zero, c->d, c->ld, c->d, c->ld, &c->algo, c->ws,
+                      c->ws_bytes, 0));
+    return;
+  }
   if (c->what == 1) {
     const float one = 1.0f, zero = 0.0f;
     /* cuBLAS is column-major: D^T (N x M) = B^T (N x K, B column-major = K contiguous per column) * A^T */
@@ -67,7 +133,8 @@ static void launch(const gctx *c) {
                     CUBLAS_GEMM_DEFAULT));
     return;
   }
-  const kbd_status s = gemm_bf16_rc(kbd_cfg(kbd_dim(c->grid, 1, 1), c->smem, NULL), c->p);
+  const kbd_launch_cfg cfg = kbd_cfg(kbd_dim(c->grid, 1, 1), c->smem, NULL);
+  const kbd_status s = c->fp8 ? gemm_e4m3_rc(cfg, c->p) : gemm_bf16_rc(cfg, c->p);
   if (!kbd_ok(s)) {
     fprintf(stderr, "gemm_gpu: launch failed: %s\n", s.msg);
     exit(1);
@@ -107,10 +174,95 @@ static double time_call(const gctx *c, int reps) {
   return best;
 }
 
+/* Runs one (shape, type): kbd and cuBLAS, timed (or once in smoke mode), compared. Returns 1 on a mismatch. */
+static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, int reps, int smoke, int sms) {
+  const size_t es = fp8 ? 1 : 2;
+  unsigned char *ha = malloc(es * (size_t)(m * k)), *hb = malloc(es * (size_t)(n * k));
+  kbd_bf16 *h1 = malloc(sizeof(kbd_bf16) * (size_t)(m * n)), *h2 = malloc(sizeof(kbd_bf16) * (size_t)(m * n));
+  if (!ha || !hb || !h1 || !h2) exit(1);
+  /* multiples of 1/16 in [-1/2, 1/2]: exact in bf16 and in e4m3 */
+  for (long long i = 0; i < m * k; ++i) {
+    const float v = (float)((i * 7919) % 17 - 8) / 16.0f;
+    if (fp8)
+      ((kbd_e4m3 *)ha)[i] = kbd_f32_to_e4m3(v);
+    else
+      ((kbd_bf16 *)ha)[i] = kbd_f32_to_bf16(v);
+  }
+  for (long long i = 0; i < n * k; ++i) {
+    const float v = (float)((i * 104729) % 13 - 6) / 16.0f;
+    if (fp8)
+      ((kbd_e4m3 *)hb)[i] = kbd_f32_to_e4m3(v);
+    else
+      ((kbd_bf16 *)hb)[i] = kbd_f32_to_bf16(v);
+  }
+  void *da, *db, *d1, *d2;
+  KBD_CHECK(kbd_malloc(&da, es * (size_t)(m * k)));
+  KBD_CHECK(kbd_malloc(&db, es * (size_t)(n * k)));
+  KBD_CHECK(kbd_malloc(&d1, sizeof(kbd_bf16) * (size_t)(m * n)));
+  KBD_CHECK(kbd_malloc(&d2, sizeof(kbd_bf16) * (size_t)(m * n)));
+  KBD_CHECK(kbd_copy_to_device(da, ha, es * (size_t)(m * k)));
+  KBD_CHECK(kbd_copy_to_device(db, hb, es * (size_t)(n * k)));
+  const int tdt = fp8 ? KBD_TMAP_DT_U8 : KBD_TMAP_DT_BF16;
+  kbd_tensor_map_desc d =
+      fp8 ? kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)k, kbd_tma_box_lines_for(gemm_a8),
+                                   kbd_tma_box_inner_for(gemm_a8), KBD_TMAP_SWIZZLE_128B)
+          : kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)k * 2, kbd_tma_box_lines_for(gemm_a_k),
+                                   kbd_tma_box_inner_for(gemm_a_k), KBD_TMAP_SWIZZLE_128B);
+  KBD_CHECK(kbd_tensor_map_encode(&c->p.a, &d));
+  d = fp8 ? kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)k, kbd_tma_box_lines_for(gemm_b8),
+                                   kbd_tma_box_inner_for(gemm_b8), KBD_TMAP_SWIZZLE_128B)
+          : kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)k * 2, kbd_tma_box_lines_for(gemm_b_k),
+                                   kbd_tma_box_inner_for(gemm_b_k), KBD_TMAP_SWIZZLE_128B);
+  KBD_CHECK(kbd_tensor_map_encode(&c->p.b, &d));
+  d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, d1, (uint64_t)m, (uint64_t)n, (uint64_t)n * 2,
+                             kbd_tma_box_lines_for(gemm_out_bf16), kbd_tma_box_inner_for(gemm_out_bf16),
+                             KBD_TMAP_SWIZZLE_32B);
+  KBD_CHECK(kbd_tensor_map_encode(&c->p.d, &d));
+  c->p.m = m, c->p.n = n, c->p.k = k, c->p.alpha = 1.0f, c->p.beta = 0.0f, c->p.act = GEMM_ACT_NONE, c->p.d_f32 = 0;
+  const long long tiles = (m + GEMM_BM - 1) / GEMM_BM * ((n + GEMM_BN - 1) / GEMM_BN);
+  c->grid = (unsigned)(tiles < sms ? tiles : sms);
+  c->a = da, c->b = db, c->d = d2, c->m = m, c->n = n, c->k = k, c->fp8 = fp8;
+  if (fp8) lt_plan(c);
+  double t[2];
+  for (int w = 0; w < 2; ++w) {
+    c->what = w;
+    if (smoke) {
+      launch(c);
+      CK(cudaDeviceSynchronize());
+      t[w] = 1.0;
+    } else {
+      t[w] = time_call(c, reps);
+    }
+  }
+  if (fp8) lt_unplan(c);
+  KBD_CHECK(kbd_copy_to_host(h1, d1, sizeof(kbd_bf16) * (size_t)(m * n)));
+  KBD_CHECK(kbd_copy_to_host(h2, d2, sizeof(kbd_bf16) * (size_t)(m * n)));
+  double worst = 0;
+  for (long long i = 0; i < m * n; ++i) {
+    const double x = kbd_bf16_to_f32(h1[i]), y = kbd_bf16_to_f32(h2[i]);
+    const double e = fabs(x - y) / (fabs(y) > 1 ? fabs(y) : 1);
+    worst = e > worst || e != e ? e : worst;
+  }
+  const int ok = worst <= 1.0 / 64; /* a few bf16 ulps */
+  const double fl = 2.0 * (double)m * (double)n * (double)k, tk = smoke ? 0.0 : fl / t[0] * 1e-12;
+  const double peak = fp8 ? PEAK_FP8 : PEAK_BF16;
+  printf("  %-4s %6lld x %6lld x %6lld %10.1f %12.1f %8.2f %8.1f%% %10.2e%s\n", fp8 ? "fp8" : "bf16", m, n, k, tk,
+         smoke ? 0.0 : fl / t[1] * 1e-12, smoke ? 0.0 : t[1] / t[0], 100.0 * tk / peak, worst, ok ? "" : "  MISMATCH");
+  printf("BENCH gemm_gpu arch=sm_%da type=%s shape=%lldx%lldx%lld kbd_tflops=%.1f cublas_tflops=%.1f "
+         "kbd_over_cublas=%.3f peak_tflops=%.1f\n",
+         BENCH_GPU_ARCH, fp8 ? "e4m3" : "bf16", m, n, k, tk, smoke ? 0.0 : fl / t[1] * 1e-12, smoke ? 0.0 : t[1] / t[0],
+         peak);
+  kbd_free(da), kbd_free(db), kbd_free(d1), kbd_free(d2);
+  free(ha), free(hb), free(h1), free(h2);
+  return !ok;
+}
+
 int main(int argc, char **argv) {
   long long shapes[MAX_SHAPES][3] = {{1024, 1024, 1024},  {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192},
-                                     {4096, 4096, 16384}, {16, 4096, 4096},   {8192, 4096, 14336}};
-  int nshapes = 7, reps = 7, smoke = 0;
+                                     {4096, 4096, 16384}, {16, 4096, 4096},   {32, 4096, 4096},   {64, 8192, 8192},
+                                     {128, 16384, 16384}, {8192, 4096, 14336}};
+  long long fp8_shapes[MAX_SHAPES][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+  int nshapes = 10, nfp8 = 2, reps = 7, smoke = 0, do_bf16 = 1, do_fp8 = 1;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--shapes") && i + 1 < argc) {
       nshapes = 0;
@@ -119,107 +271,87 @@ int main(int argc, char **argv) {
           fprintf(stderr, "gemm_gpu: shape '%s' is not MxNxK\n", t);
           return 2;
         }
+      memcpy(fp8_shapes, shapes, sizeof shapes);
+      nfp8 = nshapes;
+    } else if (!strcmp(argv[i], "--types") && i + 1 < argc) {
+      const char *t = argv[++i];
+      do_bf16 = strstr(t, "bf16") != NULL, do_fp8 = strstr(t, "fp8") != NULL;
+      if (!do_bf16 && !do_fp8) {
+        fprintf(stderr, "gemm_gpu: --types takes bf16, fp8 or both\n");
+        return 2;
+      }
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--smoke")) {
       smoke = 1;
     } else {
-      fprintf(stderr, "usage: %s [--shapes MxNxK,...] [--reps R] [--smoke]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--shapes MxNxK,...] [--types bf16,fp8] [--reps R] [--smoke]\n", argv[0]);
       return 2;
     }
   }
   if (smoke) {
     shapes[0][0] = shapes[0][1] = shapes[0][2] = 512;
-    nshapes = 1;
+    fp8_shapes[0][0] = fp8_shapes[0][1] = fp8_shapes[0][2] = 512;
+    nshapes = nfp8 = 1;
     reps = 1;
   }
+  for (int s = 0; s < nshapes; ++s)
+    if (shapes[s][0] < 1 || shapes[s][1] < 1 || shapes[s][2] < 1 || shapes[s][2] % 16 || shapes[s][1] % 8) {
+      fprintf(stderr, "gemm_gpu: %lldx%lldx%lld: N must be a multiple of 8 and K of 16 (16-byte rows)\n", shapes[s][0],
+              shapes[s][1], shapes[s][2]);
+      return 2;
+    }
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     printf("gemm_gpu: no usable CUDA device; skipping - GEMM throughput not measured\n");
     return SKIP;
   }
-  int major = 0, minor = 0, sms = 0;
+  int major = 0, minor = 0, sms = 0, clk_khz = 0, mem_khz = 0;
   CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
   CK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  CK(cudaDeviceGetAttribute(&clk_khz, cudaDevAttrClockRate, 0));
+  CK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0));
   if (major * 10 + minor != BENCH_GPU_ARCH) {
     printf("gemm_gpu: this binary holds sm_%da code only, but device 0 is sm_%d%d; skipping\n", BENCH_GPU_ARCH, major,
            minor);
     return SKIP;
   }
+  char name[256] = "?";
+  {
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) snprintf(name, sizeof name, "%s", prop.name);
+  }
   gctx c;
   memset(&c, 0, sizeof c);
   CB(cublasCreate(&c.h));
+  CB(cublasLtCreate(&c.lt));
+  c.ws_bytes = LT_WS_BYTES;
+  CK(cudaMalloc(&c.ws, c.ws_bytes));
   gemm_smem l;
   const kbd_smem_plan plan = gemm_layout(&l, 0);
   KBD_CHECK(kbd_smem_plan_status(&plan));
   c.smem = plan.bytes;
-  printf("# gemm_gpu (sm_%da build): %d SMs, %d x %d block tiles, %d-stage ring, %zu bytes of shared memory\n",
-         BENCH_GPU_ARCH, sms, GEMM_BM, GEMM_BN, GEMM_STAGES, plan.bytes);
-  printf("# %-22s %12s %12s %8s %10s\n", "M x N x K", "kbd TF/s", "cuBLAS TF/s", "ratio", "max|diff|");
+  printf("# gemm_gpu (sm_%da build) on %s: %d SMs, SM clock up to %d MHz, memory clock %d MHz\n", BENCH_GPU_ARCH, name,
+         sms, clk_khz / 1000, mem_khz / 1000);
+  printf("# dense peak (%s datasheet): bf16 %.1f, fp8 %.1f TFLOP/s; %d x %d block tiles, %d-stage ring, %zu bytes "
+         "of shared memory\n",
+         PEAK_CLASS, PEAK_BF16, PEAK_FP8, GEMM_BM, GEMM_BN, GEMM_STAGES, plan.bytes);
+  printf("# %-4s %-24s %10s %12s %8s %9s %10s\n", "type", "M x N x K", "kbd TF/s", "cuBLAS TF/s", "ratio", "of peak",
+         "max|diff|");
   int fails = 0;
-  for (int s = 0; s < nshapes; ++s) {
-    const long long m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
-    if (m < 1 || n < 1 || k < 1 || k % 8 || n % 8) {
-      fprintf(stderr, "gemm_gpu: %lldx%lldx%lld: N and K must be multiples of 8 (16-byte rows)\n", m, n, k);
-      return 2;
-    }
-    kbd_bf16 *ha = malloc(sizeof(kbd_bf16) * (size_t)(m * k)), *hb = malloc(sizeof(kbd_bf16) * (size_t)(n * k));
-    kbd_bf16 *h1 = malloc(sizeof(kbd_bf16) * (size_t)(m * n)), *h2 = malloc(sizeof(kbd_bf16) * (size_t)(m * n));
-    if (!ha || !hb || !h1 || !h2) return 1;
-    for (long long i = 0; i < m * k; ++i)
-      ha[i] = kbd_f32_to_bf16((float)((i * 7919) % 17 - 8) / 16.0f);
-    for (long long i = 0; i < n * k; ++i)
-      hb[i] = kbd_f32_to_bf16((float)((i * 104729) % 13 - 6) / 16.0f);
-    void *da, *db, *d1, *d2;
-    KBD_CHECK(kbd_malloc(&da, sizeof(kbd_bf16) * (size_t)(m * k)));
-    KBD_CHECK(kbd_malloc(&db, sizeof(kbd_bf16) * (size_t)(n * k)));
-    KBD_CHECK(kbd_malloc(&d1, sizeof(kbd_bf16) * (size_t)(m * n)));
-    KBD_CHECK(kbd_malloc(&d2, sizeof(kbd_bf16) * (size_t)(m * n)));
-    KBD_CHECK(kbd_copy_to_device(da, ha, sizeof(kbd_bf16) * (size_t)(m * k)));
-    KBD_CHECK(kbd_copy_to_device(db, hb, sizeof(kbd_bf16) * (size_t)(n * k)));
-    kbd_tensor_map_desc d =
-        kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, da, (uint64_t)m, (uint64_t)k, (uint64_t)k * 2,
-                               kbd_tma_box_lines_for(gemm_a_k), kbd_tma_box_inner_for(gemm_a_k), KBD_TMAP_SWIZZLE_128B);
-    KBD_CHECK(kbd_tensor_map_encode(&c.p.a, &d));
-    d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, db, (uint64_t)n, (uint64_t)k, (uint64_t)k * 2,
-                               kbd_tma_box_lines_for(gemm_b_k), kbd_tma_box_inner_for(gemm_b_k), KBD_TMAP_SWIZZLE_128B);
-    KBD_CHECK(kbd_tensor_map_encode(&c.p.b, &d));
-    d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, d1, (uint64_t)m, (uint64_t)n, (uint64_t)n * 2,
-                               kbd_tma_box_lines_for(gemm_out_bf16), kbd_tma_box_inner_for(gemm_out_bf16),
-                               KBD_TMAP_SWIZZLE_32B);
-    KBD_CHECK(kbd_tensor_map_encode(&c.p.d, &d));
-    c.p.m = m, c.p.n = n, c.p.k = k, c.p.alpha = 1.0f, c.p.beta = 0.0f, c.p.act = GEMM_ACT_NONE, c.p.d_f32 = 0;
-    const long long tiles = (m + GEMM_BM - 1) / GEMM_BM * ((n + GEMM_BN - 1) / GEMM_BN);
-    c.grid = (unsigned)(tiles < sms ? tiles : sms);
-    c.a = da, c.b = db, c.d = d2, c.m = m, c.n = n, c.k = k;
-    double t[2];
-    for (int w = 0; w < 2; ++w) {
-      c.what = w;
-      if (smoke) {
-        launch(&c);
-        CK(cudaDeviceSynchronize());
-        t[w] = 1.0;
-      } else {
-        t[w] = time_call(&c, reps);
-      }
-    }
-    KBD_CHECK(kbd_copy_to_host(h1, d1, sizeof(kbd_bf16) * (size_t)(m * n)));
-    KBD_CHECK(kbd_copy_to_host(h2, d2, sizeof(kbd_bf16) * (size_t)(m * n)));
-    double worst = 0;
-    for (long long i = 0; i < m * n; ++i) {
-      const double x = kbd_bf16_to_f32(h1[i]), y = kbd_bf16_to_f32(h2[i]);
-      const double e = fabs(x - y) / (fabs(y) > 1 ? fabs(y) : 1);
-      worst = e > worst || e != e ? e : worst;
-    }
-    const int ok = worst <= 1.0 / 64; /* a few bf16 ulps */
-    fails += !ok;
-    const double fl = 2.0 * (double)m * (double)n * (double)k;
-    printf("  %6lld x %6lld x %6lld %12.1f %12.1f %8.2f %10.2e%s\n", m, n, k, smoke ? 0.0 : fl / t[0] * 1e-12,
-           smoke ? 0.0 : fl / t[1] * 1e-12, smoke ? 0.0 : t[1] / t[0], worst, ok ? "" : "  MISMATCH");
-    kbd_free(da), kbd_free(db), kbd_free(d1), kbd_free(d2);
-    free(ha), free(hb), free(h1), free(h2);
+  if (do_bf16)
+    for (int s = 0; s < nshapes; ++s)
+      fails += run_shape(&c, shapes[s][0], shapes[s][1], shapes[s][2], 0, reps, smoke, sms);
+  if (do_fp8) {
+    const kbd_smem_plan plan8 = gemm_layout(&l, 1);
+    KBD_CHECK(kbd_smem_plan_status(&plan8));
+    c.smem = plan8.bytes;
+    for (int s = 0; s < nfp8; ++s)
+      fails += run_shape(&c, fp8_shapes[s][0], fp8_shapes[s][1], fp8_shapes[s][2], 1, reps, smoke, sms);
   }
+  CK(cudaFree(c.ws));
+  CB(cublasLtDestroy(c.lt));
   CB(cublasDestroy(c.h));
   return fails ? 1 : 0;
 }
