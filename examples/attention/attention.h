@@ -14,11 +14,13 @@
  *     consecutive in memory ([seq] rows each), so for one (batch, kv head) they form g * seq_q rows that all
  *     attend to the same K and V. GQA costs no extra K/V traffic, and decode (seq_q 1..16) fills the MMA's
  *     64 rows with the group's heads instead of padding.
- *   - Warpgroup 0 is the producer: warp 0 loads the Q tiles once, then K and V blocks of ATTN_BN keys into a
- *     2-stage ring (full/empty mbarriers, K and V separately so S = Q K^T can start before V lands).
+ *   - Warpgroup 0 is the producer: warp 0 loads the Q tiles once and the K blocks of ATTN_BN keys, warp 1 the V
+ *     blocks, each into a 2-stage ring (full/empty mbarriers; K runs one block ahead of V).
  *   - Each consumer warpgroup owns 64 query rows: S = Q K^T into an accumulator, the online softmax
- *     (kbd/softmax.h) in registers, P = exp(...) rounded to the input type into shared memory, O += P V.
- *     P alternates between two tiles, so writing the next block's P never waits for the MMA reading this one.
+ *     (kbd/softmax.h) in registers, P = exp(...) rounded to the input type, O += P V (sm_90a: P from registers;
+ *     sm_100a: through the warpgroup's P tile in shared memory). FlashAttention-3's schedule: the two consumers
+ *     take turns on the tensor cores (named barriers), and S of key block j+1 is issued before the softmax of
+ *     block j, so the MMAs run while the warpgroups compute exponentials.
  *   - splits > 1 (flash-decoding): grid z splits the key range; each split writes its normalised O and lse
  *     in f32 to a workspace, and a second kernel combines them with the lse weights.
  * The same source is the sm_90a kernel (wgmma, accumulators in registers), the sm_100a kernel (tcgen05.mma,
@@ -85,8 +87,9 @@ typedef struct attn_combine_params {
 KBD_STATIC_ASSERT(2 * (ATTN_BN(128) + 128) <= ATTN_TMEM_COLS && ATTN_BN(256) + 256 <= ATTN_TMEM_COLS,
                   "attention: S and O of every consumer must fit the Tensor Memory allocation");
 
-/* Shared memory of one block: Q tiles, the K and V rings, two P tiles per consumer, the barriers, the Tensor
- * Memory slot. Sizes depend on head_dim and the element type's size only (bf16 and f16 are both 2 bytes). */
+/* Shared memory of one block: Q tiles, the K and V rings, a P tile per consumer (sm_100a's MMA reads P there;
+ * unused on sm_90a, where the plan is the same so the host needs no arch), the barriers, the Tensor Memory slot. Sizes
+ * depend on head_dim and the element type's size only (bf16 and f16 are both 2 bytes). */
 typedef struct attn_smem {
   size_t q, k, v, pt, qfull, kfull, kempty, vfull, vempty, sdone, odone, tmem;
 } attn_smem;
@@ -110,7 +113,7 @@ ATTN_TILES(f16, 256)
     l->q = kbd_smem_plan_stile(&p, "Q tiles", attn_q_bf16_##D, ATTN_CONSUMERS(D));                                     \
     l->k = kbd_smem_plan_stile(&p, "K ring", attn_k_bf16_##D, ATTN_STAGES);                                            \
     l->v = kbd_smem_plan_stile(&p, "V ring", attn_v_bf16_##D, ATTN_STAGES);                                            \
-    l->pt = kbd_smem_plan_stile(&p, "P tiles", attn_p_bf16_##D, 2 * ATTN_CONSUMERS(D));                                \
+    l->pt = kbd_smem_plan_stile(&p, "P tiles", attn_p_bf16_##D, ATTN_CONSUMERS(D));                                    \
     l->qfull = kbd_smem_plan_mbarriers(&p, "Q full", 1);                                                               \
     l->kfull = kbd_smem_plan_mbarriers(&p, "K full", ATTN_STAGES);                                                     \
     l->kempty = kbd_smem_plan_mbarriers(&p, "K empty", ATTN_STAGES);                                                   \

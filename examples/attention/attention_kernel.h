@@ -1,7 +1,8 @@
 /* attention_kernel.h - the attention kernel (attention.h has the block's structure, docs/attention.md the
  * walkthrough). attention.cu includes this file once per (type, head_dim) after defining
  *   ATTN_KERNEL  the kernel's name      ATTN_DT  bf16 or f16      ATTN_T  its C type      ATTN_D  64, 128 or 256
- * Everything else is ordinary code: the same text is the sm_90a, the sm_100a and the CPU kernel.
+ * Everything else is ordinary code: the same text is the sm_90a, the sm_100a and the CPU kernel. The one place
+ * the archs differ is where P = softmax(S) goes for O += P V (ATTN_P_TO_MMA and ATTN_PV below).
  */
 /* the shared tile types and the shared-memory plan of this (type, head_dim): attention.h declares them */
 #define ATTN__NAME2(a, b, c) a##b##_##c
@@ -15,10 +16,28 @@
 #define ATTN_KB ATTN_BN(ATTN_D)
 #define ATTN_OC 32 /* output columns per epilogue / rescale chunk */
 
+/* O += P V. wgmma (sm_90a) takes its A operand from the registers of the warpgroup, and the bf16 register view
+ * of an accumulator is that operand's fragment: P stays where the softmax left it. tcgen05.mma (sm_100a) reads A
+ * from shared memory only, so P is stored to the warpgroup's P tile and fenced for the async proxy first (the
+ * barrier inside kbd_mma orders every warp's stores before the leader issues). */
+#if KBD_MMA_ARCH == 90
+#define ATTN_P_TO_MMA(pt, pr) ((void)(pt))
+#define ATTN_PV(oacc, pr, pt, v) kbd_mma_rs(oacc, pr, v, 1)
+#else
+#define ATTN_P_TO_MMA(pt, pr)                                                                                          \
+  do {                                                                                                                 \
+    kbd_stile_store(pt, pr);                                                                                           \
+    kbd_fence_proxy_async();                                                                                           \
+  } while (0)
+#define ATTN_PV(oacc, pr, pt, v) kbd_mma(oacc, pt, v, 1)
+#endif
+
 KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
   KBD_WARP_RANGE(producer, 0, 4);
-  KBD_WARP_RANGE(consumer0, 4, 4);
-  KBD_WARP_RANGE(consumer1, 4 * ATTN_NC, 4); /* with one consumer: the same warps as consumer0, unused */
+  /* the consumers' turns on the tensor cores (two consumers): both warpgroups meet at turn<g> - warpgroup g
+   * waits there, the other one arrives - so each is a 256-thread barrier of its own id */
+  KBD_WARP_RANGE(turn0, 4, 4 * ATTN_NC);
+  KBD_WARP_RANGE(turn1, 4, 4 * ATTN_NC);
 
   attn_smem l;
   const kbd_smem_plan plan = ATTN_LAYOUT(&l);
@@ -54,13 +73,16 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
   kbd_sync(); /* barriers initialised, Tensor Memory address written */
 
   if (kbd_scope_contains(producer)) {
-    if (ATTN_NC == 2) kbd_setmaxnreg_dec(40); /* 40 x 128 + 232 x 256 = 168 x 384, the launch budget */
+    if (ATTN_NC == 2) kbd_setmaxnreg_dec(24); /* 24 x 128 + 240 x 256 = 168 x 384, the launch budget */
     /* this block: packed query rows r0.. of (batch, kv head) bh, key blocks [kb0, kb1) of split kbd_block_z()
      * (computed after setmaxnreg in each branch: a value live across the register reallocation is spilled) */
     const int rows = p.group * p.seq_q, bh = (int)kbd_block_y(), r0 = (int)kbd_block_x() * ATTN_BM(ATTN_D);
     int kb0, kb1;
     attn_key_blocks(r0, rows - r0 < ATTN_BM(ATTN_D) ? rows - r0 : ATTN_BM(ATTN_D), p.seq_q, p.seq_k, p.causal, ATTN_KB,
                     (int)kbd_block_z(), p.splits, &kb0, &kb1);
+    /* warp 0 loads Q and the K blocks, warp 1 the V blocks. The consumers take K one block ahead of V (S of
+     * block j+1 is issued with O += P V of block j-1), so one warp loading both in block order would hold the
+     * next K behind a V stage that frees only a block later. */
     if (kbd_warp_id() == 0) {
       KBD_ELECT_ONE {
         ATTN_Q q0 = KBD_SMEM_PLAN_STILE(ATTN_Q, smem, l.q, 0);
@@ -70,25 +92,31 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
           kbd_tma_load(q, &p.q, qfull, 0, r0 + g * ATTN_WM, bh); /* rows past the head's end load as zeros */
         }
       }
+    }
+    if (kbd_warp_id() < 2) {
+      const int is_v = kbd_warp_id() == 1;
       for (int kb = kb0; kb < kb1; ++kb) {
         const int it = kb - kb0, s = it % ATTN_STAGES;
         const unsigned free_parity = ((unsigned)(it / ATTN_STAGES) & 1u) ^ 1u; /* a fresh barrier counts as freed */
-        ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, s);
-        ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, s);
-        kbd_mbarrier_wait(&kempty[s], free_parity);
-        KBD_ELECT_ONE {
-          kbd_mbarrier_arrive_expect_tx(&kfull[s], KBD_STILE_BYTES(k));
-          kbd_tma_load(k, &p.k, &kfull[s], 0, kb * ATTN_KB, bh);
-        }
-        kbd_mbarrier_wait(&vempty[s], free_parity);
-        KBD_ELECT_ONE {
-          kbd_mbarrier_arrive_expect_tx(&vfull[s], KBD_STILE_BYTES(v));
-          kbd_tma_load(v, &p.v, &vfull[s], 0, kb * ATTN_KB, bh);
+        if (is_v) {
+          ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, s);
+          kbd_mbarrier_wait(&vempty[s], free_parity);
+          KBD_ELECT_ONE {
+            kbd_mbarrier_arrive_expect_tx(&vfull[s], KBD_STILE_BYTES(v));
+            kbd_tma_load(v, &p.v, &vfull[s], 0, kb * ATTN_KB, bh);
+          }
+        } else {
+          ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, s);
+          kbd_mbarrier_wait(&kempty[s], free_parity);
+          KBD_ELECT_ONE {
+            kbd_mbarrier_arrive_expect_tx(&kfull[s], KBD_STILE_BYTES(k));
+            kbd_tma_load(k, &p.k, &kfull[s], 0, kb * ATTN_KB, bh);
+          }
         }
       }
     }
   } else {
-    if (ATTN_NC == 2) kbd_setmaxnreg_inc(232);
+    if (ATTN_NC == 2) kbd_setmaxnreg_inc(240);
     /* this block: packed query rows r0.. of (batch, kv head) bh, key blocks [kb0, kb1) of split kbd_block_z()
      * (computed after setmaxnreg in each branch: a value live across the register reallocation is spilled) */
     const int rows = p.group * p.seq_q, bh = (int)kbd_block_y(), r0 = (int)kbd_block_x() * ATTN_BM(ATTN_D);
@@ -96,15 +124,17 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     attn_key_blocks(r0, rows - r0 < ATTN_BM(ATTN_D) ? rows - r0 : ATTN_BM(ATTN_D), p.seq_q, p.seq_k, p.causal, ATTN_KB,
                     (int)kbd_block_z(), p.splits, &kb0, &kb1);
     const int g = kbd_warpgroup_id() - 1;
-    const kbd_scope me = g == 0 ? consumer0 : consumer1;
+    const kbd_scope my_turn = g == 0 ? turn0 : turn1, next_turn = g == 0 ? turn1 : turn0;
     const int mr0 = r0 + g * ATTN_WM; /* this warpgroup's first packed row */
     const int mrows = rows - mr0 < 1 ? 1 : rows - mr0 < ATTN_WM ? rows - mr0 : ATTN_WM;
     ATTN_Q q = KBD_SMEM_PLAN_STILE(ATTN_Q, smem, l.q, g);
+    ATTN_P pt = KBD_SMEM_PLAN_STILE(ATTN_P, smem, l.pt, g); /* sm_100a: P for the MMA */
     KBD_ACC(f32, ATTN_WM, ATTN_KB) sacc;
     KBD_ACC(f32, ATTN_WM, ATTN_D) oacc;
     kbd_acc_bind(sacc, tmem, g * (ATTN_KB + ATTN_D), &sdone[g]);
     kbd_acc_bind(oacc, tmem, g * (ATTN_KB + ATTN_D) + ATTN_KB, &odone[g]);
-    KBD_ACC_TILE(f32, ATTN_WM, ATTN_KB) sc; /* scores, then probabilities */
+    KBD_ACC_TILE(f32, ATTN_WM, ATTN_KB) sc;     /* scores of block j, then its probabilities */
+    KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_KB) pr; /* P of the block whose O += P V is next */
     KBD_SOFTMAX_STATE(sc) st;
     kbd_softmax_init(st);
     /* O starts at zero, so every block rescales it and accumulates into it: no branch touches the accumulator
@@ -116,24 +146,46 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       kbd_acc_store(oacc, o, c);
     }
 
+    /* The schedule (FA3's two overlaps, docs/attention.md "The pipeline"). In its turn on the tensor cores a
+     * warpgroup issues O += P_{j-1} V_{j-1}, waits for it, moves S_j to registers and issues S_{j+1} = Q K_{j+1}^T
+     * into the freed accumulator; then it passes the turn, so the other consumer's MMAs run while this one does
+     * the softmax of block j, and S_{j+1} runs under that softmax too. P_{j-1} is complete before S_{j+1} issues:
+     * on sm_90a that frees P's registers for S (scores, S_{j+1} and O are 3 x 64 of the 232). */
     kbd_mbarrier_wait(qfull, 0);
-    for (int kb = kb0; kb < kb1; ++kb) {
-      const int it = kb - kb0, s = it % ATTN_STAGES;
-      const unsigned full_parity = (unsigned)(it / ATTN_STAGES) & 1u;
-      ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, s);
-      ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, s);
-      ATTN_P pt = KBD_SMEM_PLAN_STILE(ATTN_P, smem, l.pt, 2 * g + (it & 1));
-
-      /* the previous block's O += P V completes first (nothing at the first block): on sm_90a a wgmma group
-       * still in flight when the S wgmmas issue makes ptxas serialize every wgmma of the kernel (C7514) */
-      kbd_mma_wait(oacc);
-
-      /* S = Q K^T; the K stage is released as soon as the MMA has read it */
-      kbd_mbarrier_wait(&kfull[s], full_parity);
+    if (kb0 < kb1) {
+      ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, 0);
+      kbd_mbarrier_wait(&kfull[0], 0);
       kbd_mma(sacc, q, k, 0);
-      kbd_mma_release(sacc, &kempty[s]);
+      kbd_mma_release(sacc, &kempty[0]);
       kbd_mma_wait(sacc);
+      if (ATTN_NC == 2 && g == 1) kbd_scope_arrive(turn0); /* consumer 0 has the first turn */
+    }
+    for (int kb = kb0; kb < kb1; ++kb) {
+      const int it = kb - kb0;
+
+      /* this warpgroup's turn: wait until the other consumer has issued its MMAs */
+      if (ATTN_NC == 2) kbd_scope_sync(my_turn);
+      if (kb > kb0) {
+        /* every warp waits for V itself: on sm_100a only the leader issues the MMA and releases the stage, so
+         * a warp that had not waited could find the producer two phases further on this barrier */
+        const int sp = (it - 1) % ATTN_STAGES;
+        ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, sp);
+        kbd_mbarrier_wait(&vfull[sp], (unsigned)((it - 1) / ATTN_STAGES) & 1u);
+        ATTN_PV(oacc, pr, pt, v);
+        kbd_mma_release(oacc, &vempty[sp]);
+        kbd_mma_wait(oacc);
+      }
+      /* S_j to registers (complete since the end of the last iteration): the accumulator is free for S_{j+1} */
       kbd_acc_load(sc, sacc, 0);
+      if (kb + 1 < kb1) {
+        const int sn = (it + 1) % ATTN_STAGES;
+        ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, sn);
+        kbd_mbarrier_wait(&kfull[sn], (unsigned)((it + 1) / ATTN_STAGES) & 1u);
+        kbd_mma(sacc, q, k, 0);
+        kbd_mma_release(sacc, &kempty[sn]);
+      }
+      /* pass the turn (the last turn of consumer 1 passes nothing: consumer 0 has no turn left to take) */
+      if (ATTN_NC == 2 && (g == 0 || kb + 1 < kb1)) kbd_scope_arrive(next_turn);
 
       /* mask by position only where a block crosses the end of the keys or the causal diagonal */
       const int k0 = kb * ATTN_KB;
@@ -142,13 +194,19 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
         KBD_MAP(sc, sc, x, r, c,
                 k0 + c < p.seq_k && (!p.causal || k0 + c <= (mr0 + r) % p.seq_q + shift) ? x : -INFINITY);
       }
-
-      /* online softmax: sc becomes P = exp(scale (S - m)); O, which holds the earlier blocks, moves to the new
-       * max. The P tile written here was last read by the MMA two blocks ago: complete, and every warp of the
-       * warpgroup has passed a barrier since. */
+      /* online softmax: sc becomes P_j = exp(scale (S_j - m)); O, which holds the blocks before j, moves to the
+       * new max. In chunks of columns: on sm_90a the chunk is registers of the accumulator itself (constant
+       * indices: KBD_ACC_UNROLL unrolls there), on sm_100a a tcgen05.ld / st round trip of ATTN_OC columns */
       kbd_softmax_update(sc, st, sc, p.scale);
-      /* in chunks of columns: on sm_90a the chunk is registers of the accumulator itself (constant indices:
-       * KBD_ACC_UNROLL unrolls there), on sm_100a a tcgen05.ld / st round trip of ATTN_OC columns (rolled) */
+      kbd_convert(pr, sc);
+      ATTN_P_TO_MMA(pt, pr);
+      /* S_{j+1} complete before O is rescaled and before the back edge: on sm_90a accumulator registers touched
+       * while any wgmma group is in flight serialize every wgmma of the kernel (C7515, C7514), and ptxas does not
+       * pair this wait with the issue's branch, so the wait is unconditional there (after the last block it
+       * waits for nothing). On sm_100a it follows an issue only: two waits on sdone with no MMA (and its
+       * warpgroup barrier) between them let the leader's commit complete a phase that a slow warp of the
+       * warpgroup has not finished waiting for, and that warp then waits for a parity that has come and gone. */
+      if (KBD_MMA_ARCH == 90 || kb + 1 < kb1) kbd_mma_wait(sacc);
       KBD_ACC_UNROLL
       for (int c = 0; c < ATTN_D; c += ATTN_OC) {
         KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
@@ -156,19 +214,14 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
         kbd_softmax_rescale(o, st);
         kbd_acc_store(oacc, o, c);
       }
-      KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_KB) pr;
-      kbd_convert(pr, sc);
-      kbd_stile_store(pt, pr);
-      kbd_fence_proxy_async(); /* generic stores of P -> the MMA's async-proxy reads */
-      /* every warp waits for V before the barrier: on sm_100a only the leader issues the MMA and releases the
-       * stage, so a warp that waited after the barrier could find the producer already two phases further on
-       * this barrier and wait forever for a parity that has come and gone */
-      kbd_mbarrier_wait(&vfull[s], full_parity);
-      kbd_scope_sync(me);
-
-      /* O += P V */
-      kbd_mma(oacc, pt, v, 1);
-      kbd_mma_release(oacc, &vempty[s]);
+    }
+    /* O += P V of the last block */
+    if (kb0 < kb1) {
+      const int it = kb1 - 1 - kb0, sp = it % ATTN_STAGES;
+      ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, sp);
+      kbd_mbarrier_wait(&vfull[sp], (unsigned)(it / ATTN_STAGES) & 1u);
+      ATTN_PV(oacc, pr, pt, v);
+      kbd_mma_release(oacc, &vempty[sp]);
     }
     kbd_mma_wait(oacc);
 
@@ -208,3 +261,5 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
 #undef ATTN__NAME2
 #undef ATTN_KB
 #undef ATTN_OC
+#undef ATTN_P_TO_MMA
+#undef ATTN_PV
