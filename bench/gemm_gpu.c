@@ -133,7 +133,8 @@ static void launch(const gctx *c) {
                     CUBLAS_GEMM_DEFAULT));
     return;
   }
-  const kbd_launch_cfg cfg = kbd_cfg(kbd_dim(c->grid, 1, 1), c->smem, NULL);
+  kbd_launch_cfg cfg = kbd_cfg(kbd_dim(c->grid, 1, 1), c->smem, NULL);
+  if (c->p.cluster > 1) cfg = kbd_cfg_cluster(cfg, (unsigned)c->p.cluster, 1, 1);
   const kbd_status s = c->fp8 ? gemm_e4m3_rc(cfg, c->p) : gemm_bf16_rc(cfg, c->p);
   if (!kbd_ok(s)) {
     fprintf(stderr, "gemm_gpu: launch failed: %s\n", s.msg);
@@ -209,18 +210,24 @@ static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, in
           : kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)k * 2, kbd_tma_box_lines_for(gemm_a_k),
                                    kbd_tma_box_inner_for(gemm_a_k), KBD_TMAP_SWIZZLE_128B);
   KBD_CHECK(kbd_tensor_map_encode(&c->p.a, &d));
-  d = fp8 ? kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)k, kbd_tma_box_lines_for(gemm_b8),
-                                   kbd_tma_box_inner_for(gemm_b8), KBD_TMAP_SWIZZLE_128B)
-          : kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)k * 2, kbd_tma_box_lines_for(gemm_b_k),
-                                   kbd_tma_box_inner_for(gemm_b_k), KBD_TMAP_SWIZZLE_128B);
+  /* B's box is one 64-row half of the B tile (the kernel loads B in halves, multicast across a CTA pair) */
+  d = fp8 ? kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)k, kbd_tma_box_lines_for(gemm_bh8),
+                                   kbd_tma_box_inner_for(gemm_bh8), KBD_TMAP_SWIZZLE_128B)
+          : kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)k * 2, kbd_tma_box_lines_for(gemm_bh_k),
+                                   kbd_tma_box_inner_for(gemm_bh_k), KBD_TMAP_SWIZZLE_128B);
   KBD_CHECK(kbd_tensor_map_encode(&c->p.b, &d));
   d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, d1, (uint64_t)m, (uint64_t)n, (uint64_t)n * 2,
                              kbd_tma_box_lines_for(gemm_out_bf16), kbd_tma_box_inner_for(gemm_out_bf16),
                              KBD_TMAP_SWIZZLE_32B);
   KBD_CHECK(kbd_tensor_map_encode(&c->p.d, &d));
   c->p.m = m, c->p.n = n, c->p.k = k, c->p.alpha = 1.0f, c->p.beta = 0.0f, c->p.act = GEMM_ACT_NONE, c->p.d_f32 = 0;
-  const long long tiles = (m + GEMM_BM - 1) / GEMM_BM * ((n + GEMM_BN - 1) / GEMM_BN);
-  c->grid = (unsigned)(tiles < sms ? tiles : sms);
+  /* CTA pairs along M share B through multicast when M spans two tile rows (gemm_run's choice) */
+  const long long tiles_m = (m + GEMM_BM - 1) / GEMM_BM;
+  const int csize = tiles_m >= 2 ? 2 : 1;
+  const long long ctiles = (tiles_m + csize - 1) / csize * ((n + GEMM_BN - 1) / GEMM_BN);
+  const long long blocks = ctiles * csize < sms ? ctiles * csize : sms / csize * csize;
+  c->grid = (unsigned)blocks;
+  c->p.cluster = csize;
   c->a = da, c->b = db, c->d = d2, c->m = m, c->n = n, c->k = k, c->fp8 = fp8;
   if (fp8) lt_plan(c);
   double t[2];

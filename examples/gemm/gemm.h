@@ -70,6 +70,14 @@ typedef KBD_STILE(bf16, GEMM_BN, GEMM_BK, KBD_SWIZZLE_128B) gemm_b_k;
 typedef KBD_STILE_MN(bf16, GEMM_BN, GEMM_BK, KBD_SWIZZLE_128B) gemm_b_mn;
 typedef KBD_STILE(e4m3, GEMM_WM, GEMM_BK8, KBD_SWIZZLE_128B) gemm_a8;
 typedef KBD_STILE(e4m3, GEMM_BN, GEMM_BK8, KBD_SWIZZLE_128B) gemm_b8;
+/* B is loaded as two halves of 64 rows (N): with a 2-CTA cluster each CTA loads one half and multicasts it to both,
+ * alone it loads both. A half is the first or second 8 KiB of the B tile for either major (a K-major tile's rows
+ * are contiguous; an MN-major one is stored as 64-column boxes), so a half is a 64-row tile of the same kind at
+ * byte offset h * 8 KiB, and the B tensor map's box is one half. */
+#define GEMM_BH (GEMM_BN / 2)
+typedef KBD_STILE(bf16, GEMM_BH, GEMM_BK, KBD_SWIZZLE_128B) gemm_bh_k;
+typedef KBD_STILE_MN(bf16, GEMM_BH, GEMM_BK, KBD_SWIZZLE_128B) gemm_bh_mn;
+typedef KBD_STILE(e4m3, GEMM_BH, GEMM_BK8, KBD_SWIZZLE_128B) gemm_bh8;
 /* Epilogue staging: 128 rows x 16 columns of D, f32 (64-byte rows) or bf16 (32-byte rows). */
 typedef KBD_STILE(f32, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_64B) gemm_out_f32;
 typedef KBD_STILE(bf16, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_32B) gemm_out_bf16;
@@ -83,6 +91,7 @@ typedef struct gemm_params {
   float alpha, beta; /* fp8: alpha already holds scale_a * scale_b * alpha */
   int act;           /* gemm_act */
   int d_f32;         /* 1: D and C are f32, 0: bf16 */
+  int cluster;       /* CTAs per cluster along M: 1, or 2 (the pair shares B: each loads half, multicast) */
 } gemm_params;
 
 /* Dynamic shared memory of one block: the ring (A tiles of both warpgroups and the B tile per stage), one
@@ -119,6 +128,15 @@ KBD_HD void gemm_tile_coords(long long t, long long tiles_m, long long tiles_n, 
   *tm = first + t % per_group % rows;
   *tn = t % per_group / rows;
 }
+/* For clusters of c CTAs along M (c = 1 or 2): cluster tile t of a grid of ceil(tiles_m / c) x tiles_n, in grouped
+ * order; CTA rank r of the cluster takes tile row tp * c + r (past tiles_m when tiles_m is odd: its loads are
+ * zeros and its stores are clipped, but it still loads and multicasts its half of B for its peer). */
+KBD_HD void gemm_cluster_tile(long long t, long long tiles_m, long long tiles_n, int c, int rank, long long *tm,
+                              long long *tn) {
+  long long tp;
+  gemm_tile_coords(t, (tiles_m + c - 1) / c, tiles_n, &tp, tn);
+  *tm = tp * c + rank;
+}
 
 /* ---- the host call (gemm_run.c) ------------------------------------------------------------------------------ */
 /* Blocks of the persistent grid when gemm_args.grid is 0: one per SM of an H100 SXM (pass a B200's 148). */
@@ -143,8 +161,9 @@ typedef struct gemm_args {
   long long ldc;
   const float *bias; /* N values or NULL */
   float alpha, beta;
-  int act;  /* gemm_act */
-  int grid; /* persistent blocks; 0: GEMM_DEFAULT_GRID (at most one per output tile) */
+  int act;     /* gemm_act */
+  int grid;    /* persistent blocks; 0: GEMM_DEFAULT_GRID (at most one per output tile; rounded to whole clusters) */
+  int cluster; /* CTAs per cluster along M sharing B through multicast: 1, 2, or 0 (2 when M spans two tiles) */
 } gemm_args;
 kbd_status gemm_run(const gemm_args *a, void *stream);
 

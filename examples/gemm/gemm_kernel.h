@@ -5,6 +5,7 @@
  *   GEMM_KERNEL   the kernel's name
  *   GEMM_A_TILE   the shared tile type of one consumer's A slice (128 x BK; K-major or MN-major)
  *   GEMM_B_TILE   the shared tile type of B (128 x BK, "N x K"; K-major or MN-major)
+ *   GEMM_BH_TILE  one 64-row half of it (the TMA box of B; a 2-CTA cluster loads one half per CTA, multicast)
  *   GEMM_FP8      1 for e4m3 operands (the smem plan's ring is sized for them)
  * Everything else is ordinary code. It also compiles for sm_100a (kbd_mma is arch-neutral), where the consumer
  * warpgroups would issue their own tcgen05.mma; gemm.cu builds gemm_kernel_sm100.h there instead.
@@ -23,23 +24,34 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   kbd_mbarrier *accbar = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.accbar);
   kbd_tmem *tmem = KBD_SMEM_PLAN_ARRAY(kbd_tmem, smem, l.tmem);
 
+  const int csize = p.cluster, rank = csize > 1 ? (int)kbd_cluster_ctarank() : 0;
+  const uint16_t pair = (uint16_t)((1u << csize) - 1u); /* every CTA of the cluster */
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       for (int s = 0; s < GEMM_STAGES; ++s) {
-        kbd_mbarrier_init(&full[s], 1);               /* the producer's arrive.expect_tx */
-        kbd_mbarrier_init(&empty[s], GEMM_CONSUMERS); /* kbd_mma_release: one arrive per consumer warpgroup */
+        kbd_mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
+        /* kbd_mma_release: one arrive per consumer warpgroup of every CTA of the cluster (each CTA writes its half
+         * of B into all of them) */
+        kbd_mbarrier_init(&empty[s], (unsigned)(GEMM_CONSUMERS * csize));
       }
       for (int g = 0; g < GEMM_CONSUMERS; ++g)
         kbd_mbarrier_init(&accbar[g], 1); /* kbd_mma_wait's commit */
       kbd_tma_prefetch_map(&p.a);
       kbd_tma_prefetch_map(&p.b);
+      kbd_fence_mbarrier_init(); /* the peer arrives on these barriers and multicasts against them */
     }
     kbd_tmem_alloc(tmem, GEMM_TMEM_COLS); /* sm_100a: the two accumulators' columns; nothing on sm_90a */
   }
-  kbd_sync(); /* barriers initialised, Tensor Memory address written */
+  /* barriers initialised (in every CTA of the cluster), Tensor Memory address written */
+  if (csize > 1)
+    kbd_cluster_sync();
+  else
+    kbd_sync();
 
   const long long tiles_m = (p.m + GEMM_BM - 1) / GEMM_BM, tiles_n = (p.n + GEMM_BN - 1) / GEMM_BN;
-  const long long tiles = tiles_m * tiles_n;
+  /* the cluster's tiles: every CTA of a cluster walks the same sequence (they exchange B halves every stage) */
+  const long long first = kbd_block_x() / csize, step = kbd_grid_x() / csize;
+  const long long ctiles = (tiles_m + csize - 1) / csize * tiles_n;
   const int bk = KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
   const int ktiles = (int)((p.k + bk - 1) / bk);
   const int a_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_A_TILE)) == KBD_SMEM_MN_MAJOR;
@@ -50,23 +62,32 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
         40); /* the producer only computes addresses: 40 x 128 + 232 x 256 = 168 x 384, the launch budget */
     if (kbd_warp_id() == 0) {
       int it = 0; /* ring position, counted the same way by the consumers */
-      for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
+      for (long long t = first; t < ctiles; t += step) {
         long long tm, tn;
-        gemm_tile_coords(t, tiles_m, tiles_n, &tm, &tn);
+        gemm_cluster_tile(t, tiles_m, tiles_n, csize, rank, &tm, &tn);
         const int m0 = (int)(tm * GEMM_BM), n0 = (int)(tn * GEMM_BN);
         for (int kt = 0; kt < ktiles; ++kt, ++it) {
           const int s = it % GEMM_STAGES, k0 = kt * bk;
           GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s);
           GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s + 1);
           GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
-          /* both consumers released the stage's last fill (a fresh barrier's parity 1 counts as released) */
+          /* every consumer of the cluster released the stage's last fill (a fresh barrier's parity 1 counts as
+           * released) */
           kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_STAGES) & 1u) ^ 1u);
           KBD_ELECT_ONE {
             kbd_mbarrier_arrive_expect_tx(&full[s], 2 * KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b));
             /* coordinates: innermost (contiguous) dimension first */
             kbd_tma_load(a0, &p.a, &full[s], a_mn ? m0 : k0, a_mn ? k0 : m0);
             kbd_tma_load(a1, &p.a, &full[s], a_mn ? m0 + GEMM_WM : k0, a_mn ? k0 : m0 + GEMM_WM);
-            kbd_tma_load(b, &p.b, &full[s], b_mn ? n0 : k0, b_mn ? k0 : n0);
+            /* B in two halves: alone both, in a pair one each, multicast to both CTAs */
+            for (int h = rank; h < 2; h += csize) {
+              GEMM_BH_TILE bh = KBD_STILE_AT(GEMM_BH_TILE, (unsigned char *)b.p + h * KBD_STILE_BYTES(b) / 2);
+              const int nh = n0 + h * GEMM_BH;
+              if (csize > 1)
+                kbd_tma_load_multicast(bh, &p.b, &full[s], pair, b_mn ? nh : k0, b_mn ? k0 : nh);
+              else
+                kbd_tma_load(bh, &p.b, &full[s], b_mn ? nh : k0, b_mn ? k0 : nh);
+            }
           }
         }
       }
@@ -82,9 +103,9 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
     gemm_out_bf16 out16 = KBD_STILE_AT(gemm_out_bf16, (unsigned char *)out.p); /* the same bytes, as bf16 */
 
     int it = 0;
-    for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
+    for (long long t = first; t < ctiles; t += step) {
       long long tm, tn;
-      gemm_tile_coords(t, tiles_m, tiles_n, &tm, &tn);
+      gemm_cluster_tile(t, tiles_m, tiles_n, csize, rank, &tm, &tn);
 
       /* mainloop: each stage's MMAs are issued as soon as it is full; kbd_mma_release frees it once they
        * have read it, while the next stage's MMAs are already in flight */
@@ -94,7 +115,10 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
         GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
         kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
         kbd_mma(acc, a, b, kt > 0);
-        kbd_mma_release(acc, &empty[s]);
+        if (csize > 1)
+          kbd_mma_release_mc(acc, &empty[s], pair); /* the stage is free in every CTA of the cluster */
+        else
+          kbd_mma_release(acc, &empty[s]);
       }
       kbd_mma_wait(acc);
 
@@ -141,6 +165,11 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
       KBD_ELECT_ONE { kbd_bulk_wait_group(0); } /* shared memory must outlive the stores */
     }
   }
-  kbd_sync(); /* every accumulator read is done before the columns are freed */
+  /* every accumulator read is done before the columns are freed; in a cluster, no peer still arrives on this CTA's
+   * barriers or multicasts into its shared memory when it exits */
+  if (csize > 1)
+    kbd_cluster_sync();
+  else
+    kbd_sync();
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, GEMM_TMEM_COLS);
 }

@@ -4,7 +4,8 @@
  * the same macros as gemm_kernel.h (GEMM_KERNEL, GEMM_A_TILE, GEMM_B_TILE, GEMM_FP8); the block shape, the
  * shared-memory plan and the parameters are the same, so the host code does not depend on the arch.
  *
- *   warp 0       producer: TMA loads of A (two 128-row halves) and B into the 4-stage ring
+ *   warp 0       producer: TMA loads of A (two 128-row halves) and B into the 4-stage ring; in a 2-CTA cluster
+ *                (p.cluster 2) the pair shares B: each CTA loads one 64-row half and multicasts it to both
  *   warp 1       MMA warp: for each tile, two 128 x 128 accumulators (one per A half) in buffer t % 2
  *   warps 2, 3   idle
  *   warpgroups 1, 2   epilogue: warpgroup g reads accumulator g of the tile's buffer (its warps' lane quarters
@@ -24,11 +25,15 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   kbd_mbarrier *accempty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.accempty);
   kbd_tmem *tmem = KBD_SMEM_PLAN_ARRAY(kbd_tmem, smem, l.tmem);
 
+  const int csize = p.cluster, rank = csize > 1 ? (int)kbd_cluster_ctarank() : 0;
+  const uint16_t pair = (uint16_t)((1u << csize) - 1u); /* every CTA of the cluster */
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       for (int s = 0; s < GEMM_STAGES; ++s) {
-        kbd_mbarrier_init(&full[s], 1);  /* the producer's arrive.expect_tx */
-        kbd_mbarrier_init(&empty[s], 1); /* the MMA warp's commit once the stage's MMAs have read it */
+        kbd_mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
+        /* the MMA warps' commits once the stage's MMAs have read it: every CTA's, since each writes its half of
+         * B into all of them */
+        kbd_mbarrier_init(&empty[s], (unsigned)csize);
       }
       for (int b = 0; b < GEMM_ACC_BUFS; ++b) {
         kbd_mbarrier_init(&accfull[b], 1); /* the MMA warp's commit after the tile's last K-step */
@@ -36,36 +41,52 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
       }
       kbd_tma_prefetch_map(&p.a);
       kbd_tma_prefetch_map(&p.b);
+      kbd_fence_mbarrier_init(); /* the peer arrives on these barriers and multicasts against them */
     }
     kbd_tmem_alloc(tmem, GEMM_TMEM_COLS_MW); /* both buffers: all 512 columns */
   }
-  kbd_sync(); /* barriers initialised, Tensor Memory address written */
+  /* barriers initialised (in every CTA of the cluster), Tensor Memory address written */
+  if (csize > 1)
+    kbd_cluster_sync();
+  else
+    kbd_sync();
 
   const long long tiles_m = (p.m + GEMM_BM - 1) / GEMM_BM, tiles_n = (p.n + GEMM_BN - 1) / GEMM_BN;
-  const long long tiles = tiles_m * tiles_n;
   const int bk = KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
   const int ktiles = (int)((p.k + bk - 1) / bk);
   const int a_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_A_TILE)) == KBD_SMEM_MN_MAJOR;
   const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
 
+  /* the cluster's tiles: every CTA of a cluster walks the same sequence (they exchange B halves every stage) */
+  const long long first = kbd_block_x() / csize, step = kbd_grid_x() / csize;
+  const long long ctiles = (tiles_m + csize - 1) / csize * tiles_n;
+
   if (kbd_warp_id() == 0) {
     /* the producer: the same ring walk as the sm_90a kernel */
     int it = 0;
-    for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
+    for (long long t = first; t < ctiles; t += step) {
       long long tm, tn;
-      gemm_tile_coords(t, tiles_m, tiles_n, &tm, &tn);
+      gemm_cluster_tile(t, tiles_m, tiles_n, csize, rank, &tm, &tn);
       const int m0 = (int)(tm * GEMM_BM), n0 = (int)(tn * GEMM_BN);
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
         const int s = it % GEMM_STAGES, k0 = kt * bk;
         GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s);
         GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s + 1);
         GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
+        /* every CTA's MMA warp released the stage: its B half goes into all of them */
         kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_STAGES) & 1u) ^ 1u); /* fresh: parity 1 passes */
         KBD_ELECT_ONE {
           kbd_mbarrier_arrive_expect_tx(&full[s], 2 * KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b));
           kbd_tma_load(a0, &p.a, &full[s], a_mn ? m0 : k0, a_mn ? k0 : m0);
           kbd_tma_load(a1, &p.a, &full[s], a_mn ? m0 + GEMM_WM : k0, a_mn ? k0 : m0 + GEMM_WM);
-          kbd_tma_load(b, &p.b, &full[s], b_mn ? n0 : k0, b_mn ? k0 : n0);
+          for (int h = rank; h < 2; h += csize) {
+            GEMM_BH_TILE bh = KBD_STILE_AT(GEMM_BH_TILE, (unsigned char *)b.p + h * KBD_STILE_BYTES(b) / 2);
+            const int nh = n0 + h * GEMM_BH;
+            if (csize > 1)
+              kbd_tma_load_multicast(bh, &p.b, &full[s], pair, b_mn ? nh : k0, b_mn ? k0 : nh);
+            else
+              kbd_tma_load(bh, &p.b, &full[s], b_mn ? nh : k0, b_mn ? k0 : nh);
+          }
         }
       }
     }
@@ -74,7 +95,7 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
      * there; each stage is freed by a commit as soon as its MMAs have read it */
     KBD_ACC(f32, GEMM_WM, GEMM_BN) acc0, acc1;
     int it = 0, j = 0;
-    for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x(), ++j) {
+    for (long long t = first; t < ctiles; t += step, ++j) {
       const int buf = j % GEMM_ACC_BUFS;
       kbd_acc_bind(acc0, tmem, buf * GEMM_CONSUMERS * GEMM_BN, &accfull[buf]);
       kbd_acc_bind(acc1, tmem, buf * GEMM_CONSUMERS * GEMM_BN + GEMM_BN, &accfull[buf]);
@@ -87,7 +108,11 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
         kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
         kbd_mma_issue(acc0, a0, b, kt > 0);
         kbd_mma_issue(acc1, a1, b, kt > 0);
-        kbd_mma_commit(acc0, &empty[s]); /* both MMAs: a commit tracks every MMA this thread issued */
+        /* both MMAs (a commit tracks every MMA this thread issued); in a cluster the stage is freed in every CTA */
+        if (csize > 1)
+          kbd_mma_commit_mc(acc0, &empty[s], pair);
+        else
+          kbd_mma_commit(acc0, &empty[s]);
       }
       kbd_mma_commit(acc0, &accfull[buf]); /* the tile's accumulators are complete */
     }
@@ -100,9 +125,9 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
     gemm_out_f32 out = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g);
     gemm_out_bf16 out16 = KBD_STILE_AT(gemm_out_bf16, (unsigned char *)out.p); /* the same bytes, as bf16 */
     int j = 0;
-    for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x(), ++j) {
+    for (long long t = first; t < ctiles; t += step, ++j) {
       long long tm, tn;
-      gemm_tile_coords(t, tiles_m, tiles_n, &tm, &tn);
+      gemm_cluster_tile(t, tiles_m, tiles_n, csize, rank, &tm, &tn);
       const int buf = j % GEMM_ACC_BUFS;
       kbd_acc_bind(acc, tmem, buf * GEMM_CONSUMERS * GEMM_BN + g * GEMM_BN, &accfull[buf]);
       kbd_acc_wait(acc, &accfull[buf], (unsigned)(j / GEMM_ACC_BUFS) & 1u);
@@ -144,6 +169,11 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
       KBD_ELECT_ONE { kbd_bulk_wait_group(0); } /* shared memory must outlive the stores */
     }
   }
-  kbd_sync(); /* every accumulator read is done before the columns are freed */
+  /* every accumulator read is done before the columns are freed; in a cluster, no peer still arrives on this CTA's
+   * barriers or multicasts into its shared memory when it exits */
+  if (csize > 1)
+    kbd_cluster_sync();
+  else
+    kbd_sync();
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, GEMM_TMEM_COLS_MW);
 }

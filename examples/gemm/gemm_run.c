@@ -49,6 +49,8 @@ static kbd_status gemm_check(const gemm_args *a) {
   if (!isfinite(a->alpha) || !isfinite(a->beta) || !isfinite(a->scale_a) || !isfinite(a->scale_b))
     return kbd_status_make(KBD_ERR_INVALID, "gemm_run: alpha = %g, beta = %g, scale_a = %g, scale_b = %g: all finite",
                            (double)a->alpha, (double)a->beta, (double)a->scale_a, (double)a->scale_b);
+  if (a->cluster < 0 || a->cluster > 2)
+    return kbd_status_make(KBD_ERR_INVALID, "gemm_run: cluster = %d: 0 (choose), 1 or 2 CTAs per cluster", a->cluster);
   if (a->grid < 0 || a->grid > 65535)
     return kbd_status_make(KBD_ERR_INVALID, "gemm_run: grid = %d: 0 (the default) or 1..65535 blocks", a->grid);
   if (a->m == 0 || a->n == 0 || a->k == 0) return kbd_status_ok(); /* a no-op (gemm.h); no pointer is read */
@@ -98,13 +100,13 @@ kbd_status gemm_run(const gemm_args *a, void *stream) {
                  KBD_TMAP_SWIZZLE_128B);
   if (!kbd_ok(s)) return s;
   if (a->fp8)
-    s = gemm_map(&p.b, tdt, pb, a->n, k, ldb, esz, kbd_tma_box_lines_for(gemm_b8), kbd_tma_box_inner_for(gemm_b8),
+    s = gemm_map(&p.b, tdt, pb, a->n, k, ldb, esz, kbd_tma_box_lines_for(gemm_bh8), kbd_tma_box_inner_for(gemm_bh8),
                  KBD_TMAP_SWIZZLE_128B);
   else if (a->b_col)
-    s = gemm_map(&p.b, tdt, pb, a->n, k, ldb, esz, kbd_tma_box_lines_for(gemm_b_k), kbd_tma_box_inner_for(gemm_b_k),
+    s = gemm_map(&p.b, tdt, pb, a->n, k, ldb, esz, kbd_tma_box_lines_for(gemm_bh_k), kbd_tma_box_inner_for(gemm_bh_k),
                  KBD_TMAP_SWIZZLE_128B);
   else
-    s = gemm_map(&p.b, tdt, pb, k, a->n, ldb, esz, kbd_tma_box_lines_for(gemm_b_mn), kbd_tma_box_inner_for(gemm_b_mn),
+    s = gemm_map(&p.b, tdt, pb, k, a->n, ldb, esz, kbd_tma_box_lines_for(gemm_bh_mn), kbd_tma_box_inner_for(gemm_bh_mn),
                  KBD_TMAP_SWIZZLE_128B);
   if (!kbd_ok(s)) return s;
   if (a->d_f32)
@@ -124,10 +126,18 @@ kbd_status gemm_run(const gemm_args *a, void *stream) {
   gemm_smem l;
   const kbd_smem_plan plan = gemm_layout(&l, a->fp8);
   if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
-  const long long tiles = (a->m + GEMM_BM - 1) / GEMM_BM * ((a->n + GEMM_BN - 1) / GEMM_BN);
+  /* a pair of CTAs along M shares B (each loads half and multicasts it) when there are two tile rows to pair */
+  const long long tiles_m = (a->m + GEMM_BM - 1) / GEMM_BM;
+  const int csize = a->cluster ? a->cluster : tiles_m >= 2 ? 2 : 1;
+  p.cluster = csize;
+  const long long ctiles = (tiles_m + csize - 1) / csize * ((a->n + GEMM_BN - 1) / GEMM_BN);
   long long grid = a->grid > 0 ? a->grid : GEMM_DEFAULT_GRID;
-  if (grid > tiles) grid = tiles; /* a persistent block without a tile would only wait */
+  if (grid > ctiles * csize) grid = ctiles * csize; /* a persistent block without a tile would only wait */
+  grid = grid / csize * csize;                      /* whole clusters */
+  if (grid < csize) grid = csize;
   const gemm_kernel_fn kernels[4] = {gemm_bf16_rr, gemm_bf16_rc, gemm_bf16_cr, gemm_bf16_cc};
   const gemm_kernel_fn kernel = a->fp8 ? gemm_e4m3_rc : kernels[a->a_col * 2 + a->b_col];
-  return kernel(kbd_cfg(kbd_dim((unsigned)grid, 1, 1), plan.bytes, stream), p);
+  kbd_launch_cfg cfg = kbd_cfg(kbd_dim((unsigned)grid, 1, 1), plan.bytes, stream);
+  if (csize > 1) cfg = kbd_cfg_cluster(cfg, (unsigned)csize, 1, 1);
+  return kernel(cfg, p);
 }

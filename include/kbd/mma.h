@@ -21,6 +21,8 @@
  *   kbd_mma_issue(acc, a, b, accumulate)      sm_100a, ONE warp (the MMA warp): its elected thread issues the
  *                                             MMAs; no warpgroup barrier (docs/design/mma-warp.md)
  *   kbd_mma_commit(acc, &bar)                 the same warp: one arrive on bar when its MMAs so far complete
+ *   kbd_mma_commit_mc(acc, &bar, mask)        the same, on bar's offset in every cluster CTA of mask
+ *   kbd_mma_release_mc(acc, &empty, mask)     kbd_mma_release with the arrive in every cluster CTA of mask
  *   kbd_acc_wait(acc, &bar, parity)           each reading warp: the phase, then fence::after_thread_sync
  *   kbd_acc_release(acc, &bar)                each reading warp: fence::before_thread_sync + one arrive
  *                                             (init bar with KBD_ACC_RELEASES(reading threads))
@@ -111,6 +113,7 @@
     KBD__ACC_CHECKS(dt, M, N);                                                                                         \
     KBD_TILE_L(dt, M, N, KBD_WARPGROUP, KBD_LAYOUT_WGMMA_ACC) reg;                                                     \
     uint64_t *pend;                                                                                                    \
+    uint32_t pmask; /* the cluster CTAs whose `pend` barrier gets the arrive (0: this CTA's own) */                    \
     char (*kbd_meta_)[M][N][KBD_WARPGROUP][KBD_LAYOUT_WGMMA_ACC][KBD_DT_##dt];                                         \
     char (*kbd_kind_)[KBD_KIND_ACC];                                                                                   \
   }
@@ -217,7 +220,8 @@ KBD_DEV void kbd_tmem_free_(kbd_tmem *tm, uint32_t ncols, KBD_SITE_PARAMS) {
 
 /* ---- the accumulator ------------------------------------------------------------------------------------- */
 #if KBD_MMA_ARCH == 90
-#define kbd_acc_bind(acc, tm, col, done) ((void)(tm), (void)(col), (void)(done), (acc).pend = (uint64_t *)0)
+#define kbd_acc_bind(acc, tm, col, done)                                                                               \
+  ((void)(tm), (void)(col), (void)(done), (acc).pend = (uint64_t *)0, (acc).pmask = 0u)
 #else
 KBD_DEV uint32_t kbd__tmem_base(const kbd_tmem *tm, uint32_t col, KBD_SITE_PARAMS) {
   kbd_hw_dsmem_read(&tm->addr, 4, 4, "kbd_acc_bind (the address tcgen05.alloc wrote)", KBD_SITE_ARGS);
@@ -268,22 +272,35 @@ KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int
       KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b), kbd_hw_smem_addr((b).p, KBD_SITE),    \
       (accumulate), KBD__WGMMA_FN(ta), KBD_SITE)
 
-/* wait for all but the newest group; the group before it read the stage `pend` names */
-KBD_DEV uint64_t *kbd__wgmma_release(uint64_t *pend, uint64_t *next, int keep, KBD_SITE_PARAMS) {
+/* wait for all but the newest group; the group before it read the stage `pend` names: one arrive on it, in this
+ * CTA (pmask 0) or in every cluster CTA of pmask (the stage was multicast into all of them) */
+KBD_DEV uint64_t *kbd__wgmma_release(uint64_t *pend, uint32_t pmask, uint64_t *next, int keep, KBD_SITE_PARAMS) {
   if (keep)
     kbd_hw_wgmma_wait(1, KBD_SITE_ARGS);
   else
     kbd_hw_wgmma_wait(0, KBD_SITE_ARGS);
   if (pend && KBD__WG_LEADER_WARP()) {
-    KBD_ELECT_ONE { kbd_hw_mbar_arrive(pend, 1u, KBD_SITE_ARGS); }
+    KBD_ELECT_ONE {
+      if (pmask == 0u) {
+        kbd_hw_mbar_arrive(pend, 1u, KBD_SITE_ARGS);
+      } else {
+        for (unsigned r = 0; r < 16u; ++r)
+          if (pmask >> r & 1u) kbd_hw_mbar_arrive_cluster(pend, r, 1u, KBD_SITE_ARGS);
+      }
+    }
   }
   return next;
 }
-#define kbd__mma_release_(acc, empty) ((acc).pend = kbd__wgmma_release((acc).pend, (empty), 1, KBD_SITE))
-#define kbd__mma_wait_(acc) ((acc).pend = kbd__wgmma_release((acc).pend, (uint64_t *)0, 0, KBD_SITE))
+#define kbd__mma_release_(acc, empty)                                                                                  \
+  ((acc).pend = kbd__wgmma_release((acc).pend, (acc).pmask, (empty), 1, KBD_SITE), (acc).pmask = 0u)
+#define kbd__mma_release_mc_(acc, empty, mask)                                                                         \
+  ((acc).pend = kbd__wgmma_release((acc).pend, (acc).pmask, (empty), 1, KBD_SITE), (acc).pmask = (uint32_t)(mask))
+#define kbd__mma_wait_(acc)                                                                                            \
+  ((acc).pend = kbd__wgmma_release((acc).pend, (acc).pmask, (uint64_t *)0, 0, KBD_SITE), (acc).pmask = 0u)
 /* the MMA-warp calls do not exist on sm_90a (their static assertion names kbd_mma instead) */
 #define kbd__mma_issue_(acc, a, b, accumulate, ta, tb) ((void)(accumulate))
 #define kbd__mma_commit_(acc, bar) ((void)(bar))
+#define kbd__mma_commit_mc_(acc, bar, mask) ((void)(bar), (void)(mask))
 #define kbd__acc_wait_(acc, bar, parity) ((void)(bar), (void)(parity))
 #define kbd__acc_release_(acc, bar) ((void)(bar))
 
@@ -362,6 +379,17 @@ KBD_DEV uint32_t kbd__umma_wait(uint64_t *bar, uint32_t phase, KBD_SITE_PARAMS) 
   return phase ^ 1u;
 }
 #define kbd__mma_release_(acc, empty) kbd__umma_commit((empty), KBD_SITE)
+KBD_DEV void kbd__umma_commit_mc(uint64_t *bar, uint32_t mask, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  if (KBD__WG_LEADER_WARP()) {
+    KBD_ELECT_ONE { kbd_hw_umma_commit_mc(bar, (uint16_t)mask, KBD_SITE_ARGS); }
+  }
+#else
+  (void)bar, (void)mask;
+  KBD_SITE_UNUSED;
+#endif
+}
+#define kbd__mma_release_mc_(acc, empty, mask) kbd__umma_commit_mc((empty), (uint32_t)(mask), KBD_SITE)
 #define kbd__mma_wait_(acc) ((acc).phase = kbd__umma_wait((acc).bar, (acc).phase, KBD_SITE))
 
 /* ---- sm_100a: the MMA warp (docs/design/mma-warp.md) --------------------------------------------------------- */
@@ -392,6 +420,10 @@ KBD_DEV void kbd__acc_release_warp(uint64_t *bar, KBD_SITE_PARAMS) {
   KBD_ELECT_ONE { kbd_hw_mbar_arrive(bar, 1u, KBD_SITE_ARGS); }
 }
 #define kbd__mma_commit_(acc, bar) kbd__umma_commit_warp((bar), KBD_SITE)
+KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PARAMS) {
+  KBD_ELECT_ONE { kbd_hw_umma_commit_mc(bar, (uint16_t)mask, KBD_SITE_ARGS); }
+}
+#define kbd__mma_commit_mc_(acc, bar, mask) kbd__umma_commit_mc_warp((bar), (uint32_t)(mask), KBD_SITE)
 #define kbd__acc_wait_(acc, bar, parity) kbd__acc_wait_warp((bar), (uint32_t)(parity), KBD_SITE)
 #define kbd__acc_release_(acc, bar) kbd__acc_release_warp((bar), KBD_SITE)
 #endif
@@ -405,6 +437,13 @@ KBD_DEV void kbd__acc_release_warp(uint64_t *bar, KBD_SITE_PARAMS) {
   do {                                                                                                                 \
     KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
     kbd__mma_release_(acc, empty);                                                                                     \
+  } while (0)
+/* the same, with the arrive on `empty` in every cluster CTA of mask (bit r = rank r): a stage the CTAs of the mask
+ * multicast into is free only when all of them have read it */
+#define kbd_mma_release_mc(acc, empty, mask)                                                                           \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    kbd__mma_release_mc_(acc, empty, mask);                                                                            \
   } while (0)
 #define kbd_mma_wait(acc)                                                                                              \
   do {                                                                                                                 \
@@ -429,6 +468,12 @@ KBD_DEV void kbd__acc_release_warp(uint64_t *bar, KBD_SITE_PARAMS) {
     KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
     KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
     kbd__mma_commit_(acc, bar);                                                                                        \
+  } while (0)
+#define kbd_mma_commit_mc(acc, bar, mask)                                                                              \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
+    kbd__mma_commit_mc_(acc, bar, mask);                                                                               \
   } while (0)
 #define kbd_acc_wait(acc, bar, parity)                                                                                 \
   do {                                                                                                                 \

@@ -1,8 +1,8 @@
 #!/bin/sh
 # gemm_random.sh PROGRAM COUNT SEED - runs the GEMM example COUNT times on shapes and options drawn from SEED
 # (awk's srand: the same draws on every run of the test), each under a scheduling seed and host-thread count
-# drawn too. M, N in 1..700, K in 1..600; layouts, D type, alpha/beta, bias, activation, fp8 and a persistent grid
-# of 1..4 blocks (several tiles per block) at random. Fails on the first run that does not print "-> OK", naming
+# drawn too. M, N in 1..700, K in 1..600; layouts, D type, alpha/beta, bias, activation, fp8, a persistent grid
+# of 1..4 blocks (several tiles per block) and 1- or 2-CTA clusters at random. Fails on the first run that does not print "-> OK", naming
 # its command line.
 prog=$1 count=$2 seed=$3
 awk -v n="$count" -v seed="$seed" 'BEGIN {
@@ -18,6 +18,7 @@ awk -v n="$count" -v seed="$seed" 'BEGIN {
     if (rand() < 0.5) o = o " --bias"
     r = rand(); if (r < 0.25) o = o " --act relu"; else if (r < 0.5) o = o " --act gelu"
     if (rand() < 0.5) o = o " --grid " (1 + int(rand() * 4))
+    r = rand(); if (r < 0.3) o = o " --cluster 1"; else if (r < 0.6) o = o " --cluster 2"
     printf "%d %d %d %d %d%s\n", int(rand() * 8), 1 + int(rand() * 2), m, nn, k, o
   }
 }' | while read -r s t args; do

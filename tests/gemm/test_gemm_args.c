@@ -105,6 +105,7 @@ static void e_act(gemm_args *g) { g->act = 7; }
 static void e_fp8_layout(gemm_args *g) { g->fp8 = 1, g->b_col = 0; }
 static void e_alpha(gemm_args *g) { g->alpha = (float)NAN; }
 static void e_grid(gemm_args *g) { g->grid = -3; }
+static void e_cluster(gemm_args *g) { g->cluster = 3; }
 static void e_null_a(gemm_args *g) { g->a = NULL; }
 static void e_null_b(gemm_args *g) { g->b = NULL; }
 static void e_null_d(gemm_args *g) { g->d = NULL; }
@@ -127,6 +128,7 @@ static const ga_case ga_cases[] = {
     {"fp8 layout", "fp8 takes a row-major A and a column-major B", e_fp8_layout},
     {"alpha NaN", "alpha = nan", e_alpha},
     {"grid", "grid = -3", e_grid},
+    {"cluster", "cluster = 3", e_cluster},
     {"a NULL", "a is NULL", e_null_a},
     {"b NULL", "b is NULL", e_null_b},
     {"d NULL", "d is NULL", e_null_d},

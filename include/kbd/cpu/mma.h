@@ -983,12 +983,9 @@ static inline size_t kbd_cpu_umma_cell(const kbd_cpu_umma *u, int r, int c) {
 
 /* tcgen05.commit.cta_group::1.mbarrier::arrive::one [bar] (one thread): the thread's MMAs complete (their D
  * lands in Tensor Memory, their operand reads end), then one arrival on bar with release semantics. */
-static inline void kbd_hw_umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
-  kbd_cpu_warp *w = kbd_cpu_self();
+/* The executing thread's uncommitted MMAs complete: their D lands in Tensor Memory and their operand reads end. */
+static inline void kbd_cpu_umma_complete(kbd_cpu_warp *w, KBD_SITE_PARAMS) {
   kbd_cpu_cta *cta = w->cta;
-  kbd_cpu_mma_arch(100, "tcgen05.commit", KBD_SITE_ARGS);
-  kbd_cpu_tcgen05_single(w, "tcgen05.commit", KBD_SITE_ARGS);
-  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "tcgen05.commit", KBD_SITE_ARGS);
   kbd_cpu_mma_state *S = kbd_cpu_tmem_state(cta);
   const uint32_t me = (uint32_t)w->gid, now = w->clk[w->gid], base = cta->sh.base;
   for (int i = 0; i < S->un[w->id]; ++i) {
@@ -1020,8 +1017,38 @@ static inline void kbd_hw_umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
     kbd_cpu_umma_free(u);
   }
   S->un[w->id] = 0;
+}
+static inline void kbd_hw_umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mma_arch(100, "tcgen05.commit", KBD_SITE_ARGS);
+  kbd_cpu_tcgen05_single(w, "tcgen05.commit", KBD_SITE_ARGS);
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "tcgen05.commit", KBD_SITE_ARGS);
+  kbd_cpu_umma_complete(w, KBD_SITE_ARGS);
   kbd_cpu_mbar_arrivals(w, m, 1, "tcgen05.commit", KBD_SITE_ARGS);
-  kbd_cpu_mbar_check(cta, m);
+  kbd_cpu_mbar_check(w->cta, m);
+}
+/* tcgen05.commit ... .multicast::cluster [bar], mask: the same completion, then one arrival (release, cluster
+ * scope) on the barrier at bar's offset in every CTA of the mask. */
+static inline void kbd_hw_umma_commit_mc(uint64_t *bar, uint16_t mask, KBD_SITE_PARAMS) {
+  const char *what = "tcgen05.commit (multicast)";
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_group *G = w->cta->G;
+  kbd_cpu_mma_arch(100, what, KBD_SITE_ARGS);
+  kbd_cpu_tcgen05_single(w, what, KBD_SITE_ARGS);
+  if (mask == 0 || (G->nctas < 16 && (mask >> G->nctas) != 0))
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "%s: CTA mask 0x%04x names no CTA or a rank outside the cluster of %d CTA(s) (bit r = cluster "
+                  "rank r)",
+                  what, (unsigned)mask, G->nctas);
+  kbd_cpu_mbar_use(bar, what, KBD_SITE_ARGS); /* bar must be a barrier of this CTA's own shared memory */
+  kbd_cpu_umma_complete(w, KBD_SITE_ARGS);
+  for (int r = 0; r < G->nctas; ++r) {
+    if (!(mask >> r & 1u)) continue;
+    kbd_cpu_cta *peer = kbd_cpu_cluster_cta(w, (unsigned)r, what, KBD_SITE_ARGS);
+    kbd_cpu_mbar *m = kbd_cpu_peer_mbar(w, peer, bar, what, KBD_SITE_ARGS);
+    kbd_cpu_mbar_arrivals(w, m, 1, what, KBD_SITE_ARGS);
+    kbd_cpu_mbar_check(peer, m);
+  }
 }
 
 static inline void kbd_hw_tcgen05_fence_before(KBD_SITE_PARAMS) {

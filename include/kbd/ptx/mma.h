@@ -413,6 +413,24 @@ KBD_DEV void kbd_hw_umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
 #endif
 }
 
+/* tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [bar], mask;
+ * PTX ISA 8.6, sm_100a (ptx-reference 5.5). The same completion, one arrive on the mbarrier at bar's offset in
+ * every CTA of the cluster whose bit (rank) is set in the 16-bit mask: an MMA warp frees a stage that peers
+ * multicast into, in all of them at once. */
+KBD_DEV void kbd_hw_umma_commit_mc(uint64_t *bar, uint16_t mask, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile(
+      "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" ::"r"(
+          kbd_ptx_smem_u32(bar)),
+      "h"(mask)
+      : "memory");
+#else
+  (void)bar, (void)mask;
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
 /* tcgen05.fence::before_thread_sync;     PTX ISA 8.6, sm_100a. Orders this thread's earlier async tcgen05
  * operations before a following barrier / mbarrier arrive (§5.8). */
 KBD_DEV void kbd_hw_tcgen05_fence_before(KBD_SITE_PARAMS) {

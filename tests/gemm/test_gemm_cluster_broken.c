@@ -1,0 +1,58 @@
+/* test_gemm_cluster_broken.c - the GEMM example's kernels with the cluster release broken: a CTA pair shares B (each
+ * CTA multicasts its half into both), so a stage may be refilled only when the MMAs of BOTH CTAs have read it.
+ * Here the stage is released in the CTA's own barrier only (kbd_mma_release_mc -> kbd_mma_release on sm_90a,
+ * kbd_mma_commit_mc -> kbd_mma_commit on sm_100a): the barriers then count half the arrivals they wait for, and
+ * the CPU machine must report it in the first run under the default schedule (a deadlock naming the producer's
+ * wait, or a data race on the stage when the peer's multicast overtakes a reader). The control is the unbroken
+ * example (gemm_args_sm* and tests/examples run it with clusters). Built per emulated arch.
+ */
+#include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "machine_test.h"
+
+/* the example's kernels with the release kept local (the kernel text itself is unchanged) */
+#include <kbd/mma.h>
+#undef kbd_mma_release_mc
+#undef kbd_mma_commit_mc
+#define kbd_mma_release_mc(acc, empty, mask) kbd_mma_release(acc, empty)
+#define kbd_mma_commit_mc(acc, bar, mask) kbd_mma_commit(acc, bar)
+#include "gemm.cu"
+
+static void test_local_release(void **state) {
+  (void)state;
+  mt_env(1, -1);
+  mt_quiet(1);
+  enum { M = 600, N = 256, K = 192 };
+  kbd_bf16 *a, *b;
+  kbd_bf16 *d;
+  assert_int_equal(kbd_malloc((void **)&a, sizeof(kbd_bf16) * M * K).code, KBD_OK);
+  assert_int_equal(kbd_malloc((void **)&b, sizeof(kbd_bf16) * K * N).code, KBD_OK);
+  assert_int_equal(kbd_malloc((void **)&d, sizeof(kbd_bf16) * M * N).code, KBD_OK);
+  assert_int_equal(kbd_memset_device(a, 0, sizeof(kbd_bf16) * M * K).code, KBD_OK);
+  assert_int_equal(kbd_memset_device(b, 0, sizeof(kbd_bf16) * K * N).code, KBD_OK);
+  gemm_args g;
+  memset(&g, 0, sizeof g);
+  g.m = M, g.n = N, g.k = K;
+  g.a = a, g.lda = K, g.b = b, g.ldb = N, g.d = d, g.ldd = N;
+  g.alpha = 1.0f, g.scale_a = g.scale_b = 1.0f;
+  g.grid = 2, g.cluster = 2; /* one pair, several tiles each: stages are reused */
+  const kbd_status st = gemm_run(&g, NULL);
+  if (st.code != KBD_ERR_DEADLOCK && st.code != KBD_ERR_RACE)
+    fail_msg("the broken cluster release was not reported: code %d: %s", st.code, st.msg);
+  assert_non_null(strstr(st.msg, "gemm_kernel"));
+  print_message("reported (%s): %.160s\n", kbd_code_name(st.code), st.msg);
+  kbd_free(a), kbd_free(b), kbd_free(d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_local_release)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
