@@ -1,8 +1,8 @@
 /* kbd/mma.h - warpgroup MMA: one call for wgmma (sm_90a) and tcgen05.mma with Tensor Memory (sm_100a).
  *
- *   KBD_ACC(f32, M, N) acc;                   accumulator of one warpgroup: M x N f32 (M = 64*m; sm_100a: 64 or
- *                                             128*m). sm_90a: registers; sm_100a: N (M > 128: N*M/128) columns
- *                                             of Tensor Memory
+ *   KBD_ACC(f32, M, N) acc;                   accumulator of one warpgroup: M x N f32 (or f16, with f16 or
+ *                                             8-bit operands); M = 64*m (sm_100a: 64 or 128*m). sm_90a:
+ *                                             registers; sm_100a: N (M > 128: N*M/128) columns of Tensor Memory
  *   kbd_tmem alloc slot (shared):             KBD_SHARED(kbd_tmem, tm, 1) or a planner field
  *   kbd_tmem_alloc(&tm, ncols)                one whole warp, once per CTA: ncols (a constant power of two in
  *                                             32..512) columns; a no-op on sm_90a
@@ -33,8 +33,8 @@
  * a and b are shared tiles (KBD_STILE / KBD_STILE_MN) with a swizzle (NONE is refused: docs/design/
  * mma-descriptors.md): a is M x K, b is N x K ("b transposed": row n of b is column n of B), each K-major (K
  * contiguous) or MN-major. Types: f16 x f16, bf16 x bf16, f32 x f32 (tf32: the low 13 mantissa bits are
- * ignored), e4m3/e5m2 in any mix, all accumulating in f32. The shapes, types and operand rules are static
- * assertions with the rule as the message; the shared addresses are checked at run time in CPU mode.
+ * ignored), e4m3/e5m2 in any mix, accumulating in f32 (f16 and 8-bit also in f16). The shapes, types and operand rules
+ * are static assertions with the rule as the message; the shared addresses are checked at run time in CPU mode.
  *
  * Why these calls (docs/design/mma.md): wgmma is issued by all 128 threads and accumulates in their
  * registers; tcgen05.mma is issued by one thread and accumulates in Tensor Memory, which only tcgen05.ld
@@ -85,6 +85,9 @@
 #define KBD_KIND_ACC KBD_KIND_TMEM
 #define KBD__ACC_RULE "kbd: this operation needs an accumulator (KBD_ACC)"
 
+/* The MMA's D type of an accumulator (the instruction descriptor's dtype field). */
+#define KBD__ACC_DTYPE(acc) (KBD_DTYPE(acc) == KBD_DT_f16 ? (int)KBD_MMA_F16 : (int)KBD_MMA_F32)
+
 /* The register layout of an M-row accumulator's view. */
 #define KBD_ACC_LAYOUT(M) (KBD_MMA_ARCH == 90 || (M) == 64 ? KBD_LAYOUT_WGMMA_ACC : KBD_LAYOUT_TMEM_ACC)
 #define KBD_ACC_TILE(dt, M, C) KBD_TILE_L(dt, M, C, KBD_WARPGROUP, KBD_ACC_LAYOUT(M))
@@ -93,14 +96,19 @@
  * MMA Layout F) of N columns; taller accumulators are several M = 128 MMAs side by side. */
 #define KBD_ACC_TMEM_COLS(M, N) ((M) <= 128 ? (N) : (N) * ((M) / 128))
 
-#define KBD__ACC_RULE_DT "kbd: KBD_ACC: the accumulator type must be f32 (f16 and s32 accumulators are not offered yet)"
+#define KBD__ACC_RULE_DT                                                                                               \
+  "kbd: KBD_ACC: the accumulator type must be f32 or f16 (s32 accumulators are not offered yet: kbd has no 8-bit "     \
+  "integer tiles)"
+#define KBD__MMA_RULE_F16ACC                                                                                           \
+  "kbd_mma: an f16 accumulator takes f16 x f16 or 8-bit (e4m3/e5m2) operands only; bf16 and tf32 accumulate in f32 "   \
+  "(ptx-reference 4.1, 5.4)"
 #define KBD__ACC_RULE_M90 "kbd: KBD_ACC on sm_90a: M must be a multiple of 64 (one wgmma m64 block per 64 rows)"
 #define KBD__ACC_RULE_M100                                                                                             \
   "kbd: KBD_ACC on sm_100a: M must be 64 or a multiple of 128 (tcgen05.mma M = 64 or 128; Tensor Memory has 128 "      \
   "lanes, so taller accumulators are M = 128 blocks side by side in columns)"
 #define KBD__ACC_RULE_COLS "kbd: KBD_ACC: the accumulator needs more than the 512 Tensor Memory columns a CTA has"
 #define KBD__ACC_CHECKS(dt, M, N)                                                                                      \
-  KBD_STATIC_ASSERT(KBD_DT_##dt == KBD_DT_f32, KBD__ACC_RULE_DT);                                                      \
+  KBD_STATIC_ASSERT(KBD_DT_##dt == KBD_DT_f32 || KBD_DT_##dt == KBD_DT_f16, KBD__ACC_RULE_DT);                         \
   KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90 || ((M) > 0 && (M) % 64 == 0), KBD__ACC_RULE_M90);                              \
   KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100 || (M) == 64 || ((M) > 0 && (M) % 128 == 0), KBD__ACC_RULE_M100);              \
   KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100 || KBD_ACC_TMEM_COLS(M, N) <= KBD_TMEM_COLS, KBD__ACC_RULE_COLS);              \
@@ -176,6 +184,8 @@ typedef struct kbd_tmem {
   KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(acc) && KBD_ROWS(b) == KBD_COLS(acc) && KBD_COLS(a) == KBD_COLS(b),        \
                     KBD__MMA_RULE_SHAPES);                                                                             \
   KBD_STATIC_ASSERT(KBD__MMA_KIND_CE(a, b) == 0, KBD__MMA_RULE_TYPES);                                                 \
+  KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16 || KBD_ESIZE(a) == 1,                   \
+                    KBD__MMA_RULE_F16ACC);                                                                             \
   KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_ARCH == 0 ? KBD_MMA_SM100 : KBD_MMA_ARCH, a);                                     \
   KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_ARCH == 0 ? KBD_MMA_SM100 : KBD_MMA_ARCH, b)
 
@@ -264,13 +274,15 @@ KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int
   kbd_hw_wgmma_commit(KBD_SITE_ARGS);
 }
 #define KBD__ACC_NPT(acc) ((int)(sizeof((acc).reg.v[0]) / sizeof((acc).reg.v[0][0])))
+/* a lane's accumulator cells in 32-bit units (an f16 accumulator packs two elements per register) */
+#define KBD__ACC_CELLS(acc) ((int)(sizeof((acc).reg.v[0]) / 4))
 #define kbd__mma_(acc, a, b, accumulate, ta, tb)                                                                       \
   kbd__wgmma_issue(                                                                                                    \
-      (void *)&(acc).reg.v[0][0], KBD__ACC_NPT(acc), KBD_ROWS(acc) / 64,                                               \
+      (void *)&(acc).reg.v[0][0], KBD__ACC_CELLS(acc), KBD_ROWS(acc) / 64,                                             \
       (int)(KBD_COLS(acc) / 2 * sizeof((acc).reg.v[0][0])), kbd_mma_kind_of(ta, tb),                                   \
-      kbd_umma_instr_desc(ta, tb, KBD_MMA_F32, 64, KBD_COLS(acc), KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),         \
+      kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 64, KBD_COLS(acc), KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u), \
       KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b), kbd_hw_smem_addr((b).p, KBD_SITE),    \
-      (accumulate), KBD__WGMMA_FN(ta), KBD_SITE)
+      (accumulate), KBD_DTYPE(acc) == KBD_DT_f16 ? kbd_hw_wgmma : KBD__WGMMA_FN(ta), KBD_SITE)
 
 /* wait for all but the newest group; the group before it read the stage `pend` names: one arrive on it, in this
  * CTA (pmask 0) or in every cluster CTA of pmask (the stage was multicast into all of them) */
@@ -350,7 +362,7 @@ KBD_DEV void kbd__umma_issue(uint32_t taddr, int m_total, int n, int kind, uint3
 }
 #define kbd__mma_(acc, a, b, accumulate, ta, tb)                                                                       \
   kbd__umma_issue((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                                  \
-                  kbd_umma_instr_desc(ta, tb, KBD_MMA_F32, KBD_ROWS(acc) == 64 ? 64 : 128, KBD_COLS(acc),              \
+                  kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), KBD_ROWS(acc) == 64 ? 64 : 128, KBD_COLS(acc),      \
                                       KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                                     \
                   KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                           \
                   kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
@@ -402,7 +414,7 @@ KBD_DEV void kbd__umma_issue_warp(uint32_t taddr, int m_total, int n, int kind, 
 }
 #define kbd__mma_issue_(acc, a, b, accumulate, ta, tb)                                                                 \
   kbd__umma_issue_warp((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                             \
-                       kbd_umma_instr_desc(ta, tb, KBD_MMA_F32, KBD_ROWS(acc) == 64 ? 64 : 128, KBD_COLS(acc),         \
+                       kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), KBD_ROWS(acc) == 64 ? 64 : 128, KBD_COLS(acc), \
                                            KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                                \
                        KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                      \
                        kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
@@ -509,44 +521,56 @@ KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PAR
 #if KBD_MMA_ARCH == 90
 /* WGMMA_ACC: element (block b, ii) of a C-column view is element (b, ii + 4*(col0/8)) of the N-column
  * accumulator (4 elements per thread per 8 columns), so the view is register renaming after unrolling. */
-KBD_DEV void kbd__acc_copy_at(float *view, int vnpt, float *accv, int anpt, int mblocks, int vcols, int acols, int off,
-                              int to_acc) {
+/* es: 4 (f32) or 2 (f16, two per register: the copy is a move of half registers) */
+KBD_DEV void kbd__acc_copy_at(void *view, int vnpt, void *accv, int anpt, int es, int mblocks, int vcols, int acols,
+                              int off, int to_acc) {
   const int vh = vcols / 2, ah = acols / 2;
   for (int l = 0; l < KBD_LANES_HELD; ++l) {
     KBD_UNROLL
     for (int m = 0; m < mblocks; ++m) {
       KBD_UNROLL
       for (int i = 0; i < vh; ++i) {
-        float *a = &accv[l * anpt + m * ah + off + i], *v = &view[l * vnpt + m * vh + i];
-        if (to_acc)
-          *a = *v;
-        else
-          *v = *a;
+        const int ai = l * anpt + m * ah + off + i, vi = l * vnpt + m * vh + i;
+        if (es == 4) {
+          float *a = (float *)accv + ai, *v = (float *)view + vi;
+          if (to_acc)
+            *a = *v;
+          else
+            *v = *a;
+        } else {
+          uint16_t *a = (uint16_t *)accv + ai, *v = (uint16_t *)view + vi;
+          if (to_acc)
+            *a = *v;
+          else
+            *v = *a;
+        }
       }
     }
   }
 }
-KBD_DEV void kbd__acc_copy(float *view, int vnpt, float *accv, int anpt, int mblocks, int vcols, int acols, int col0,
-                           int to_acc, KBD_SITE_PARAMS) {
+KBD_DEV void kbd__acc_copy(void *view, int vnpt, void *accv, int anpt, int es, int mblocks, int vcols, int acols,
+                           int col0, int to_acc, KBD_SITE_PARAMS) {
+  const int cells = anpt * es / 4; /* 32-bit registers per lane */
   kbd_hw_acc_cols(col0, vcols, acols, KBD_SITE_ARGS);
-  kbd_hw_wgmma_acc_touch(accv, anpt, anpt, KBD_SITE_ARGS); /* CPU: no wgmma may still be writing acc */
+  kbd_hw_wgmma_acc_touch(accv, cells, cells, KBD_SITE_ARGS); /* CPU: no wgmma may still be writing acc */
 #if KBD_MODE_CUDA
   /* Registers have no addresses: with a run-time col0 (a KBD_NO_UNROLL chunk loop) each possible offset gets
    * its own branch of constant-index moves, so the accumulator stays in registers instead of local memory. A
    * constant col0 (unrolled loops) folds the chain to its one copy. */
   KBD_UNROLL
   for (int c = 0; c + vcols <= acols; c += 8)
-    if (col0 == c) kbd__acc_copy_at(view, vnpt, accv, anpt, mblocks, vcols, acols, 4 * (c / 8), to_acc);
+    if (col0 == c) kbd__acc_copy_at(view, vnpt, accv, anpt, es, mblocks, vcols, acols, 4 * (c / 8), to_acc);
 #else
-  kbd__acc_copy_at(view, vnpt, accv, anpt, mblocks, vcols, acols, 4 * (col0 / 8), to_acc);
+  kbd__acc_copy_at(view, vnpt, accv, anpt, es, mblocks, vcols, acols, 4 * (col0 / 8), to_acc);
 #endif
   /* a store's register writes must stay before the next wgmma.fence: without this second fence the compiler
    * may sink the moves into the wgmma region, and ptxas then serializes every wgmma of the kernel (C7514) */
-  if (to_acc) kbd_hw_wgmma_acc_touch(accv, anpt, anpt, KBD_SITE_ARGS);
+  if (to_acc) kbd_hw_wgmma_acc_touch(accv, cells, cells, KBD_SITE_ARGS);
 }
 #define kbd__acc_xfer(acc, view, col0, to_acc)                                                                         \
-  kbd__acc_copy(&(view).v[0][0], KBD__VIEW_NPT(view), &(acc).reg.v[0][0], KBD__ACC_NPT(acc), KBD_ROWS(acc) / 64,       \
-                KBD_COLS(view), KBD_COLS(acc), (int)(col0), (to_acc), KBD_SITE)
+  kbd__acc_copy((void *)&(view).v[0][0], KBD__VIEW_NPT(view), (void *)&(acc).reg.v[0][0], KBD__ACC_NPT(acc),           \
+                (int)sizeof((acc).reg.v[0][0]), KBD_ROWS(acc) / 64, KBD_COLS(view), KBD_COLS(acc), (int)(col0),        \
+                (to_acc), KBD_SITE)
 #else
 KBD_HD float kbd__f32_of_bits(uint32_t u) {
   union {
@@ -569,7 +593,8 @@ KBD_HD uint32_t kbd__bits_of_f32(float f) {
  * M = 128*m (Layout D: row at its lane): tcgen05.ld.32x32b, thread l of warp w reads row 32w+l, register j
  * = column j; block b of the view (rows 128b..) is the MMA of columns b*N... of the accumulator.
  * Chunks of at most 32 registers keep each asm statement's operand list short. */
-KBD_DEV void kbd__acc_tmem(float *v, int npt, uint32_t taddr, int m_total, int ncols_acc, int cols, int col0,
+/* es: 4 (f32) or 2 (f16: one element in the low half of each 32-bit cell, ptx-reference 5.7, Table 53) */
+KBD_DEV void kbd__acc_tmem(void *v, int npt, int es, uint32_t taddr, int m_total, int ncols_acc, int cols, int col0,
                            int to_acc, KBD_SITE_PARAMS) {
   kbd_hw_acc_cols(col0, cols, ncols_acc, KBD_SITE_ARGS);
 #if KBD_MMA_ARCH == 100
@@ -594,14 +619,19 @@ KBD_DEV void kbd__acc_tmem(float *v, int npt, uint32_t taddr, int m_total, int n
         kbd_hw_tmem_wait_ld(KBD_SITE_ARGS);
         for (int l = 0; l < KBD_LANES_HELD; ++l) {
           KBD_UNROLL
-          for (int j = 0; j < chunk; ++j)
-            v[l * npt + base + j] = kbd__f32_of_bits(cells[l * 32 + j]);
+          for (int j = 0; j < chunk; ++j) {
+            if (es == 4)
+              ((float *)v)[l * npt + base + j] = kbd__f32_of_bits(cells[l * 32 + j]);
+            else
+              ((uint16_t *)v)[l * npt + base + j] = (uint16_t)cells[l * 32 + j];
+          }
         }
       } else {
         for (int l = 0; l < KBD_LANES_HELD; ++l) {
           KBD_UNROLL
           for (int j = 0; j < chunk; ++j)
-            cells[l * 32 + j] = kbd__bits_of_f32(v[l * npt + base + j]);
+            cells[l * 32 + j] =
+                es == 4 ? kbd__bits_of_f32(((float *)v)[l * npt + base + j]) : ((uint16_t *)v)[l * npt + base + j];
         }
         kbd_hw_tmem_st(t, cells, 32, shape, xn, KBD_SITE_ARGS);
       }
@@ -619,13 +649,13 @@ KBD_DEV void kbd__acc_tmem(float *v, int npt, uint32_t taddr, int m_total, int n
     kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
   }
 #else
-  (void)v, (void)npt, (void)taddr, (void)m_total, (void)ncols_acc, (void)cols, (void)col0, (void)to_acc;
+  (void)v, (void)npt, (void)es, (void)taddr, (void)m_total, (void)ncols_acc, (void)cols, (void)col0, (void)to_acc;
   KBD_SITE_UNUSED;
 #endif
 }
 #define kbd__acc_xfer(acc, view, col0, to_acc)                                                                         \
-  kbd__acc_tmem(&(view).v[0][0], KBD__VIEW_NPT(view), (acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), KBD_COLS(view),       \
-                (int)(col0), (to_acc), KBD_SITE)
+  kbd__acc_tmem((void *)&(view).v[0][0], KBD__VIEW_NPT(view), (int)sizeof((view).v[0][0]), (acc).taddr, KBD_ROWS(acc), \
+                KBD_COLS(acc), KBD_COLS(view), (int)(col0), (to_acc), KBD_SITE)
 #endif
 
 #define kbd_acc_load(r, acc, col0)                                                                                     \

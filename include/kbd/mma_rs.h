@@ -63,6 +63,7 @@
   KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(acc) && KBD_ROWS(b) == KBD_COLS(acc) && KBD_COLS(a) == KBD_COLS(b) &&      \
                         KBD_COLS(a) % 16 == 0,                                                                         \
                     KBD__MMA_RS_RULE_SHAPES);                                                                          \
+  KBD_STATIC_ASSERT(KBD_DTYPE(acc) == KBD_DT_f32, "kbd_mma_rs: the accumulator must be f32");                          \
   KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM90, b)
 
 #if KBD_MODE_CPU || KBD_MODE_CUDA

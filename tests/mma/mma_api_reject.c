@@ -44,9 +44,13 @@ KBD_KERNEL(rj_kernel, 128, rj_params) {
   kbd_acc_load(r, acc, 0);
 #elif KBD_REJECT_CASE == 6
   kbd_setmaxnreg_dec(20);
-#elif KBD_REJECT_CASE == 7 /* only f32 accumulators */
-  KBD_ACC(f16, 128, 64) h;
+#elif KBD_REJECT_CASE == 7 /* f32 or f16 accumulators only */
+  KBD_ACC(i32, 128, 64) h;
   (void)h;
+#elif KBD_REJECT_CASE == 9 /* bf16 operands accumulate in f32 only */
+  KBD_ACC(f16, 128, 64) h;
+  kbd_acc_bind(h, tm, 0, bar);
+  kbd_mma(h, a, b, 0);
 #elif KBD_REJECT_CASE == 8 /* a register tile is not an accumulator */
   KBD_ACC_TILE(f32, 128, 64) r;
   kbd_mma_wait(r);

@@ -3,7 +3,7 @@
  * (mma_case.h) and compares the whole M x N result with a double reference EXACTLY: the inputs are small
  * multiples of 1/4, so every product and partial sum is exact in f32 and any emulation order gives the same
  * bits. Cases cover every operand type family, K-major and MN-major operands, each swizzle, N from 8 to 256,
- * M = 64 and 128, and accumulate (a second kbd_mma adding onto the first). All under the default schedule and
+ * M = 64 and 128, f16 accumulators (f16 and e4m3 operands), and accumulate (a second kbd_mma adding onto the first). All under the default schedule and
  * seeds 0-3. Broken variants: the missing fence.proxy.async between generic stores and the MMA, and (sm_100a)
  * Tensor Memory not freed at exit. */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
@@ -148,8 +148,70 @@ typedef KBD_STILE(e5m2, 64, 64, KBD_SWIZZLE_64B) mc6_b;
 #define MC_A mc6_a
 #define MC_B mc6_b
 #include "mma_case.h"
+#undef MC_NAME
+#undef MC_A
+#undef MC_B
+#undef MC_M
+#undef MC_N
+#undef MC_K
+#undef MC_DTA
+#undef MC_DTB
+#undef MC_TA
+#undef MC_TB
 
-enum { MC_BF16_KK, MC_BF16_KMN, MC_BF16_MNMN, MC_F16_N8, MC_TF32, MC_FP8, MC_CASES };
+/* case 7: f16 x f16 into an f16 accumulator (K-major, 128B): the sums are multiples of 1/16 below 128, exact in f16 */
+#define MC_NAME mc_f16_f16acc
+#define MC_DTA f16
+#define MC_DTB f16
+#define MC_TA kbd_f16
+#define MC_TB kbd_f16
+#define MC_DTD f16
+#define MC_M 64
+#define MC_N 64
+#define MC_K 64
+typedef KBD_STILE(f16, 64, 64, KBD_SWIZZLE_128B) mc7_a;
+typedef KBD_STILE(f16, 64, 64, KBD_SWIZZLE_128B) mc7_b;
+#define MC_A mc7_a
+#define MC_B mc7_b
+#include "mma_case.h"
+#undef MC_NAME
+#undef MC_A
+#undef MC_B
+#undef MC_M
+#undef MC_N
+#undef MC_K
+#undef MC_DTA
+#undef MC_DTB
+#undef MC_TA
+#undef MC_TB
+
+/* case 8: e4m3 x e4m3 into an f16 accumulator, M = 128 (sm_100a: one f16 in each 32-bit Tensor Memory cell) */
+#define MC_NAME mc_fp8_f16acc
+#define MC_DTA e4m3
+#define MC_DTB e4m3
+#define MC_TA kbd_e4m3
+#define MC_TB kbd_e4m3
+#define MC_M 128
+#define MC_N 32
+#define MC_K 64
+typedef KBD_STILE(e4m3, 128, 64, KBD_SWIZZLE_64B) mc8_a;
+typedef KBD_STILE(e4m3, 32, 64, KBD_SWIZZLE_64B) mc8_b;
+#define MC_A mc8_a
+#define MC_B mc8_b
+#include "mma_case.h"
+#undef MC_NAME
+#undef MC_A
+#undef MC_B
+#undef MC_M
+#undef MC_N
+#undef MC_K
+#undef MC_DTA
+#undef MC_DTB
+#undef MC_TA
+#undef MC_TB
+#undef MC_DTD
+
+enum { MC_BF16_KK, MC_BF16_KMN, MC_BF16_MNMN, MC_F16_N8, MC_TF32, MC_FP8, MC_F16_F16ACC, MC_FP8_F16ACC, MC_CASES };
 static const struct {
   int m, n, k, dta, dtb;
   kbd_status (*run)(kbd_launch_cfg, mc_params);
@@ -161,6 +223,8 @@ static const struct {
     {64, 8, 16, KBD_DT_f16, KBD_DT_f16, mc_f16_n8, "f16 MN x K 32B n8"},
     {64, 24, 32, KBD_DT_f32, KBD_DT_f32, mc_tf32, "tf32 K x K n24"},
     {128, 64, 64, KBD_DT_e4m3, KBD_DT_e5m2, mc_fp8, "e4m3 x e5m2"},
+    {64, 64, 64, KBD_DT_f16, KBD_DT_f16, mc_f16_f16acc, "f16 x f16 -> f16"},
+    {128, 32, 64, KBD_DT_e4m3, KBD_DT_e4m3, mc_fp8_f16acc, "e4m3 x e4m3 -> f16"},
 };
 
 static float mc_value(int i, int j, int salt) { return (float)(((i * 7 + j * 3 + salt * 5) % 9) - 4) / 4.0f; }

@@ -264,9 +264,6 @@ static inline kbd_cpu_mma_shape kbd_cpu_mma_shape_of(int arch, int kind, uint32_
     why = kbd_wgmma_shape_check(s.ta, s.tb, s.td, s.m, s.n, s.amaj, s.bmaj);
     if (why) kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: %s", what, why);
   }
-  if (s.td == KBD_MMA_F16)
-    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                  "%s: f16 accumulators are not emulated by the CPU machine (kbd accumulates in f32 or s32)", what);
   return s;
 }
 
@@ -401,8 +398,15 @@ static inline void kbd_cpu_mma_dot(const kbd_cpu_mma_shape *s, const double *A, 
   }
 }
 
-/* D := (accumulate ? D + sum : sum) in f32, or s32 (wrapping, or saturating with the idesc's saturate bit). */
+/* D := (accumulate ? D + sum : sum) in f32, or s32 (wrapping, or saturating with the idesc's saturate bit), or for
+ * an f16 D (its bits in the low half; the K-step sum arrives rounded to f32): D + sum in f32, rounded once to f16. */
 static inline uint32_t kbd_cpu_mma_acc(int dtype, int saturate, int accumulate, uint32_t d, uint32_t sum) {
+  if (dtype == KBD_MMA_F16) {
+    kbd_f16 h;
+    h.bits = (uint16_t)d;
+    const float v = (accumulate ? kbd_cvt_sw_f16_to_f32(h) : 0.0f) + kbd_cvt_bits_f32(sum);
+    return kbd_cvt_sw_f32_to_f16(v).bits;
+  }
   if (dtype == KBD_MMA_S32) {
     if (!accumulate) return sum;
     if (!saturate) return d + sum;
@@ -535,9 +539,10 @@ static inline void kbd_cpu_wgmma_issue(void *d, int ld, int kind, uint32_t idesc
   if (why)
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "wgmma.mma_async: B descriptor 0x%016llx: %s",
                   (unsigned long long)bdesc, why);
-  if (!d || ld < s.n / 2)
+  /* ld counts 32-bit registers per lane; an f16 D packs two values per register */
+  if (!d || ld < (s.td == KBD_MMA_F16 ? s.n / 4 : s.n / 2))
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                  "wgmma.mma_async: the accumulator (%p, %d values per lane) cannot hold N/2 = %d values per lane", d,
+                  "wgmma.mma_async: the accumulator (%p, %d registers per lane) cannot hold N/2 = %d values per lane", d,
                   ld, s.n / 2);
   for (int u = w->id & ~3; u <= (w->id | 3); ++u)
     if (cta->warps[u].state == KBD_CPU_W_DONE)
@@ -704,8 +709,13 @@ static inline void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
     const int h = op->n / 2;
     for (int l = 0; l < 32; ++l)
       for (int i = 0; i < h; ++i) {
-        uint32_t *p = (uint32_t *)op->d[q] + (size_t)l * (size_t)op->ld[q] + i;
-        *p = kbd_cpu_mma_acc(op->dtype, op->saturate, op->accumulate, *p, op->res[q][l * h + i]);
+        if (op->dtype == KBD_MMA_F16) { /* packed: element i is half i % 2 of register i / 2 (ld in registers) */
+          uint16_t *p = (uint16_t *)((uint32_t *)op->d[q] + (size_t)l * (size_t)op->ld[q]) + i;
+          *p = (uint16_t)kbd_cpu_mma_acc(op->dtype, 0, op->accumulate, *p, op->res[q][l * h + i]);
+        } else {
+          uint32_t *p = (uint32_t *)op->d[q] + (size_t)l * (size_t)op->ld[q] + i;
+          *p = kbd_cpu_mma_acc(op->dtype, op->saturate, op->accumulate, *p, op->res[q][l * h + i]);
+        }
       }
     op->retired |= 1u << q;
   }
@@ -744,7 +754,8 @@ static inline void kbd_hw_wgmma_acc_touch(const void *d, int ld, int n, KBD_SITE
     const kbd_cpu_wgop *op = g->ops[num - g->first];
     for (int l = 0; l < 32; ++l) {
       const char *lo = (const char *)d + (size_t)l * (size_t)ld * 4u, *hi = lo + (size_t)n * 4u;
-      const char *olo = (const char *)op->d[q] + (size_t)l * (size_t)op->ld[q] * 4u, *ohi = olo + (size_t)op->n * 2u;
+      const char *olo = (const char *)op->d[q] + (size_t)l * (size_t)op->ld[q] * 4u;
+      const char *ohi = olo + (size_t)(op->n / 2) * (op->dtype == KBD_MMA_F16 ? 2u : 4u);
       if (lo < ohi && olo < hi)
         kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                       "accumulator read before wgmma.wait_group: the wgmma issued at %s:%d (%s) still writes these "
