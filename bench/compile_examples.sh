@@ -57,7 +57,8 @@ gemm="$root/examples/gemm" attn="$root/examples/attention"
 printf '#include "gemm.h"\n' > gemm_none.cu
 {
   printf '#include "gemm.h"\n#include "gemm_epilogue.h"\n#define GEMM_FP8 0\n#define GEMM_KERNEL gemm_bf16_rc\n'
-  printf '#define GEMM_A_TILE gemm_a_k\n#define GEMM_B_TILE gemm_b_k\n#include GEMM_KERNEL_TEXT\n'
+  printf '#define GEMM_A_TILE gemm_a_k\n#define GEMM_B_TILE gemm_b_k\n#define GEMM_BH_TILE gemm_bh_k\n'
+  printf '#include GEMM_KERNEL_TEXT\n'
 } > gemm_one.cu
 printf '#include <math.h>\n#include "attention.h"\n' > attn_none.cu
 {
