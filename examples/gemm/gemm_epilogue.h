@@ -1,6 +1,7 @@
-/* gemm_epilogue.h - the arithmetic of one epilogue chunk, shared by both kernel texts (gemm_kernel.h for sm_90a,
- * gemm_kernel_sm100.h for sm_100a): y = act(alpha * y + beta * C + bias) for the GEMM_EPI_COLS columns c0.. of
- * the 128 rows r0.. of D. C and the bias are read with masked loads, so a chunk past D's edge reads nothing. */
+/* gemm_epilogue.h - one epilogue chunk, shared by both kernel texts (gemm_kernel.h for sm_90a, gemm_kernel_sm100.h
+ * for sm_100a): gemm_chunk_math computes y = act(alpha * y + beta * C + bias) for the GEMM_EPI_COLS columns c0.. of
+ * the 128 rows r0.. of D (C and the bias are read with masked loads, so a chunk past D's edge reads nothing), and
+ * gemm_chunk_store writes it with the TMA through the warpgroup's staging tile (clipped at D's edges). */
 #ifndef GEMM_EPILOGUE_H
 #define GEMM_EPILOGUE_H
 
@@ -30,6 +31,35 @@ KBD_DEV void gemm_chunk_math(gemm_chunk *y, const gemm_params *p, long long r0, 
   }
   if (p->act == GEMM_ACT_RELU) kbd_max_s(*y, *y, 0.0f);
   if (p->act == GEMM_ACT_GELU) kbd_gelu(*y, *y);
+}
+
+/* The chunk's store, by the warpgroup `me`: into its staging tile (out, or out16 over the same bytes for a bf16 D)
+ * and out with one TMA store from the leader warp's elected thread. The staging tile's previous store must be
+ * done reading it before anyone overwrites it; the generic stores are fenced for the TMA's async-proxy reads. */
+KBD_DEV void gemm_chunk_store(gemm_chunk *y, const gemm_params *p, gemm_out_f32 out, gemm_out_bf16 out16, kbd_scope me,
+                              int leader, long long r0, long long c0) {
+  if (leader) {
+    KBD_ELECT_ONE { kbd_bulk_wait_group_read(0); }
+  }
+  kbd_scope_sync(me);
+  if (p->d_f32) {
+    kbd_stile_store(out, *y);
+  } else {
+    KBD_ACC_TILE(bf16, GEMM_WM, GEMM_EPI_COLS) yb;
+    kbd_convert(yb, *y);
+    kbd_stile_store(out16, yb);
+  }
+  kbd_fence_proxy_async();
+  kbd_scope_sync(me);
+  if (leader) {
+    KBD_ELECT_ONE {
+      if (p->d_f32)
+        kbd_tma_store(&p->d, out, (int)c0, (int)r0);
+      else
+        kbd_tma_store(&p->d, out16, (int)c0, (int)r0);
+      kbd_bulk_commit_group();
+    }
+  }
 }
 
 #endif

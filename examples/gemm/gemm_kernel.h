@@ -136,29 +136,7 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
         kbd_acc_load(y, acc, c);
         gemm_chunk_math(&y, &p, r0, c0);
 
-        /* the staging tile's previous store must be done reading it before anyone overwrites it */
-        if (leader) {
-          KBD_ELECT_ONE { kbd_bulk_wait_group_read(0); }
-        }
-        kbd_scope_sync(me);
-        if (p.d_f32) {
-          kbd_stile_store(out, y);
-        } else {
-          KBD_ACC_TILE(bf16, GEMM_WM, GEMM_EPI_COLS) yb;
-          kbd_convert(yb, y);
-          kbd_stile_store(out16, yb);
-        }
-        kbd_fence_proxy_async(); /* generic stores -> the TMA's async-proxy reads */
-        kbd_scope_sync(me);
-        if (leader) {
-          KBD_ELECT_ONE {
-            if (p.d_f32)
-              kbd_tma_store(&p.d, out, (int)c0, (int)r0);
-            else
-              kbd_tma_store(&p.d, out16, (int)c0, (int)r0);
-            kbd_bulk_commit_group();
-          }
-        }
+        gemm_chunk_store(&y, &p, out, out16, me, leader, r0, c0);
       }
     }
     if (leader) {

@@ -132,36 +132,15 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
       kbd_acc_bind(acc, tmem, buf * GEMM_CONSUMERS * GEMM_BN + g * GEMM_BN, &accfull[buf]);
       kbd_acc_wait(acc, &accfull[buf], (unsigned)(j / GEMM_ACC_BUFS) & 1u);
       const long long r0 = tm * GEMM_BM + g * GEMM_WM;
-      KBD_NO_UNROLL /* Tensor Memory columns are run-time addresses: the body is compiled once */
-          for (int c = 0; c < GEMM_BN; c += GEMM_EPI_COLS) {
+      /* Tensor Memory columns are run-time addresses: the body is compiled once */
+      KBD_NO_UNROLL
+      for (int c = 0; c < GEMM_BN; c += GEMM_EPI_COLS) {
         const long long c0 = tn * GEMM_BN + c;
         if (c0 >= p.n) break; /* the rest of the tile is past D's last column */
         gemm_chunk y;
         kbd_acc_load(y, acc, c);
         gemm_chunk_math(&y, &p, r0, c0);
-        /* the staging tile's previous store must be done reading it before anyone overwrites it */
-        if (leader) {
-          KBD_ELECT_ONE { kbd_bulk_wait_group_read(0); }
-        }
-        kbd_scope_sync(me);
-        if (p.d_f32) {
-          kbd_stile_store(out, y);
-        } else {
-          KBD_ACC_TILE(bf16, GEMM_WM, GEMM_EPI_COLS) yb;
-          kbd_convert(yb, y);
-          kbd_stile_store(out16, yb);
-        }
-        kbd_fence_proxy_async(); /* generic stores -> the TMA's async-proxy reads */
-        kbd_scope_sync(me);
-        if (leader) {
-          KBD_ELECT_ONE {
-            if (p.d_f32)
-              kbd_tma_store(&p.d, out, (int)c0, (int)r0);
-            else
-              kbd_tma_store(&p.d, out16, (int)c0, (int)r0);
-            kbd_bulk_commit_group();
-          }
-        }
+        gemm_chunk_store(&y, &p, out, out16, me, leader, r0, c0);
       }
       kbd_acc_release(acc, &accempty[buf]); /* every load of this buffer is done: the MMA warp may reuse it */
     }
