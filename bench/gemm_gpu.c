@@ -222,10 +222,8 @@ static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, in
   KBD_CHECK(kbd_tensor_map_encode(&c->p.d, &d));
   c->p.m = m, c->p.n = n, c->p.k = k, c->p.alpha = 1.0f, c->p.beta = 0.0f, c->p.act = GEMM_ACT_NONE, c->p.d_f32 = 0;
   /* CTA pairs along M share B through multicast when M spans two tile rows (gemm_run's choice) */
-  const long long tiles_m = (m + GEMM_BM - 1) / GEMM_BM;
-  const int csize = tiles_m >= 2 ? 2 : 1;
-  const long long ctiles = (tiles_m + csize - 1) / csize * ((n + GEMM_BN - 1) / GEMM_BN);
-  const long long blocks = ctiles * csize < sms ? ctiles * csize : sms / csize * csize;
+  int csize;
+  const long long blocks = gemm_launch_blocks(m, n, sms, 0, &csize);
   c->grid = (unsigned)blocks;
   c->p.cluster = csize;
   c->a = da, c->b = db, c->d = d2, c->m = m, c->n = n, c->k = k, c->fp8 = fp8;

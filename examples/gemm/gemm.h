@@ -128,6 +128,23 @@ KBD_HD void gemm_tile_coords(long long t, long long tiles_m, long long tiles_n, 
   *tm = first + t % per_group % rows;
   *tn = t % per_group / rows;
 }
+/* Blocks of the persistent grid when gemm_args.grid is 0: one per SM of an H100 SXM (pass a B200's 148). */
+#define GEMM_DEFAULT_GRID 132
+
+/* The persistent grid gemm_run launches for an M x N product: *csize CTAs per cluster (`cluster`, or 0: a pair
+ * when M spans two tile rows) and the returned number of blocks (`grid`, or 0: GEMM_DEFAULT_GRID), at most one per
+ * cluster tile and a whole number of clusters. */
+KBD_HD long long gemm_launch_blocks(long long m, long long n, int grid, int cluster, int *csize) {
+  const long long tiles_m = (m + GEMM_BM - 1) / GEMM_BM;
+  const int c = cluster ? cluster : tiles_m >= 2 ? 2 : 1;
+  const long long ctiles = (tiles_m + c - 1) / c * ((n + GEMM_BN - 1) / GEMM_BN);
+  long long blocks = grid > 0 ? grid : GEMM_DEFAULT_GRID;
+  if (blocks > ctiles * c) blocks = ctiles * c; /* a persistent block without a tile would only wait */
+  blocks = blocks / c * c;
+  *csize = c;
+  return blocks < c ? c : blocks;
+}
+
 /* For clusters of c CTAs along M (c = 1 or 2): cluster tile t of a grid of ceil(tiles_m / c) x tiles_n, in grouped
  * order; CTA rank r of the cluster takes tile row tp * c + r (past tiles_m when tiles_m is odd: its loads are
  * zeros and its stores are clipped, but it still loads and multicasts its half of B for its peer). */
@@ -139,8 +156,6 @@ KBD_HD void gemm_cluster_tile(long long t, long long tiles_m, long long tiles_n,
 }
 
 /* ---- the host call (gemm_run.c) ------------------------------------------------------------------------------ */
-/* Blocks of the persistent grid when gemm_args.grid is 0: one per SM of an H100 SXM (pass a B200's 148). */
-#define GEMM_DEFAULT_GRID 132
 
 /* D = act(alpha * A * B + beta * C + bias), D and C M x N row-major. gemm_run checks every field and returns
  * KBD_ERR_INVALID naming the wrong one without launching anything. M, N or K of zero is a no-op (D is not

@@ -127,14 +127,9 @@ kbd_status gemm_run(const gemm_args *a, void *stream) {
   const kbd_smem_plan plan = gemm_layout(&l, a->fp8);
   if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
   /* a pair of CTAs along M shares B (each loads half and multicasts it) when there are two tile rows to pair */
-  const long long tiles_m = (a->m + GEMM_BM - 1) / GEMM_BM;
-  const int csize = a->cluster ? a->cluster : tiles_m >= 2 ? 2 : 1;
+  int csize;
+  const long long grid = gemm_launch_blocks(a->m, a->n, a->grid, a->cluster, &csize);
   p.cluster = csize;
-  const long long ctiles = (tiles_m + csize - 1) / csize * ((a->n + GEMM_BN - 1) / GEMM_BN);
-  long long grid = a->grid > 0 ? a->grid : GEMM_DEFAULT_GRID;
-  if (grid > ctiles * csize) grid = ctiles * csize; /* a persistent block without a tile would only wait */
-  grid = grid / csize * csize;                      /* whole clusters */
-  if (grid < csize) grid = csize;
   const gemm_kernel_fn kernels[4] = {gemm_bf16_rr, gemm_bf16_rc, gemm_bf16_cr, gemm_bf16_cc};
   const gemm_kernel_fn kernel = a->fp8 ? gemm_e4m3_rc : kernels[a->a_col * 2 + a->b_col];
   kbd_launch_cfg cfg = kbd_cfg(kbd_dim((unsigned)grid, 1, 1), plan.bytes, stream);

@@ -154,14 +154,8 @@ int main(int argc, char **argv) {
   g.bias = bias ? dbias : NULL;
   g.alpha = alpha, g.beta = beta, g.act = act, g.grid = (int)grid, g.cluster = cluster;
   KBD_CHECK(gemm_run(&g, NULL));
-  /* the blocks gemm_run launched: whole clusters of csize CTAs, at most one per (cluster) tile */
-  const long long tiles_m = (m + GEMM_BM - 1) / GEMM_BM;
-  const int csize = cluster ? cluster : tiles_m >= 2 ? 2 : 1;
-  const long long ctiles = (tiles_m + csize - 1) / csize * ((n + GEMM_BN - 1) / GEMM_BN);
-  if (grid == 0) grid = GEMM_DEFAULT_GRID;
-  if (grid > ctiles * csize) grid = ctiles * csize;
-  grid = grid / csize * csize;
-  if (grid < csize) grid = csize;
+  int csize; /* the launch gemm_run made */
+  grid = gemm_launch_blocks(m, n, (int)grid, cluster, &csize);
   KBD_CHECK(kbd_device_sync());
   KBD_CHECK(kbd_copy_to_host(hd, dd, (size_t)(m * ldd * dsz)));
 

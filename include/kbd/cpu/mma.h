@@ -542,8 +542,8 @@ static inline void kbd_cpu_wgmma_issue(void *d, int ld, int kind, uint32_t idesc
   /* ld counts 32-bit registers per lane; an f16 D packs two values per register */
   if (!d || ld < (s.td == KBD_MMA_F16 ? s.n / 4 : s.n / 2))
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                  "wgmma.mma_async: the accumulator (%p, %d registers per lane) cannot hold N/2 = %d values per lane", d,
-                  ld, s.n / 2);
+                  "wgmma.mma_async: the accumulator (%p, %d registers per lane) cannot hold N/2 = %d values per lane",
+                  d, ld, s.n / 2);
   for (int u = w->id & ~3; u <= (w->id | 3); ++u)
     if (cta->warps[u].state == KBD_CPU_W_DONE)
       kbd_cpu_fault(KBD_ERR_ISSUE, KBD_SITE_ARGS,
@@ -897,7 +897,12 @@ static inline void kbd_hw_tmem_relinquish(KBD_SITE_PARAMS) {
  * happen before this issue (the reader's fence::before_thread_sync + arrive, this thread's wait) and be covered
  * by this warp's last tcgen05.fence::after_thread_sync (ptx-reference 5.8). An epilogue that releases an
  * accumulator buffer too early, or an MMA warp that does not wait for the release, fails here at the first
- * overlap. Layout D / F cells as kbd_cpu_umma_cell. */
+ * overlap. */
+/* The Tensor Memory lane of D row r of an MMA whose D address has lane `lane` (ptx-reference 5.7: M = 128 Layout
+ * D, row r at lane r; M = 64 Layout F, rows 16w.. at lanes 32w..). */
+static inline uint32_t kbd_cpu_umma_lane(int m, uint32_t lane, int r) {
+  return m == 128 ? lane + (uint32_t)r : (uint32_t)(r % 16 + 32 * (r / 16)) + lane;
+}
 static inline void kbd_cpu_umma_check_readers(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t lane, uint32_t col, int m,
                                               int n, KBD_SITE_PARAMS) {
   kbd_cpu_cta *cta = w->cta;
@@ -905,7 +910,7 @@ static inline void kbd_cpu_umma_check_readers(kbd_cpu_warp *w, kbd_cpu_mma_state
   const uint32_t *snap = S->fsnap[w->id];
   const int rb = cta->rank * KBD_CPU_MAX_WARPS;
   for (int r = 0; r < m; ++r) {
-    const uint32_t ln = m == 128 ? lane + (uint32_t)r : (uint32_t)(r % 16 + 32 * (r / 16)) + lane;
+    const uint32_t ln = kbd_cpu_umma_lane(m, lane, r);
     for (int c = 0; c < n; ++c) {
       const size_t x = (size_t)ln * KBD_TMEM_COLS + col + (uint32_t)c;
       const uint32_t rc = S->tm_rclk[x], who = S->tm_rwho[x];
@@ -988,7 +993,7 @@ static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_
 
 /* The Tensor Memory cell of D row r, column c of an MMA (ptx-reference 5.7: M = 128 Layout D, M = 64 Layout F). */
 static inline size_t kbd_cpu_umma_cell(const kbd_cpu_umma *u, int r, int c) {
-  const uint32_t lane = u->m == 128 ? u->lane + (uint32_t)r : (uint32_t)(r % 16 + 32 * (r / 16)) + u->lane;
+  const uint32_t lane = kbd_cpu_umma_lane(u->m, u->lane, r);
   return (size_t)lane * KBD_TMEM_COLS + u->col + (uint32_t)c;
 }
 
