@@ -19,6 +19,9 @@
  *   x <- bf16        exact, NaN keeps sign and payload (it is a bit move)
  *   i32 <- x         RNE to integer, saturating, NaN -> 0 (__float2int_rn)
  *   x <- i32         RNE (__int2float_rn)
+ *   s8/u8 <- x       RNE to integer, saturating to -128..127 / 0..255, NaN -> 0 (cvt.rni.sat.s8/u8.f32)
+ *   x <- s8/u8       exact
+ * Between the integer types: widening is exact, narrowing saturates (cvt.sat.s8.s32), never wraps.
  * Subnormals are kept everywhere (no flush to zero) in both directions.
  */
 #ifndef KBD_CONVERT_H
@@ -70,6 +73,13 @@ KBD_HD int32_t kbd_f32_to_i32(float x) { return kbd_hw_cvt_rni_sat_s32_f32(x); }
 
 KBD_HD float kbd_i32_to_f32(int32_t i) { return kbd_hw_cvt_rn_f32_s32(i); }
 
+/* 8-bit integers: the saturating narrowing of an i32 (f32 -> i32 rounds first: clamping an integer to an
+ * integer range after RNE is the same as cvt.rni.sat.s8.f32, which rounds then saturates). */
+KBD_HD kbd_s8 kbd_i32_to_s8(int32_t i) { return (kbd_s8)(i < -128 ? -128 : i > 127 ? 127 : i); }
+KBD_HD kbd_u8 kbd_i32_to_u8(int32_t i) { return (kbd_u8)(i < 0 ? 0 : i > 255 ? 255 : i); }
+KBD_HD kbd_s8 kbd_f32_to_s8(float x) { return kbd_i32_to_s8(kbd_f32_to_i32(x)); }
+KBD_HD kbd_u8 kbd_f32_to_u8(float x) { return kbd_i32_to_u8(kbd_f32_to_i32(x)); }
+
 /* ---- generic access by dtype id ----------------------------------------------------------------
  * `dt` is meant to be a compile-time constant (a KBD_DT_* id from a tile macro): after inlining the
  * switch folds to one typed load/store plus one conversion. `p` must point to an object of the
@@ -85,6 +95,8 @@ KBD_HD float kbd_dt_load_f32(const void *p, int dt) {
   case KBD_DT_e4m3: return kbd_e4m3_to_f32(*(const kbd_e4m3 *)p);
   case KBD_DT_e5m2: return kbd_e5m2_to_f32(*(const kbd_e5m2 *)p);
   case KBD_DT_i32: return kbd_i32_to_f32(*(const kbd_i32 *)p);
+  case KBD_DT_s8: return (float)*(const kbd_s8 *)p; /* exact */
+  case KBD_DT_u8: return (float)*(const kbd_u8 *)p;
   default: return *(const kbd_f32 *)p;
   }
 }
@@ -96,22 +108,27 @@ KBD_HD void kbd_dt_store_f32(void *p, int dt, float x) {
   case KBD_DT_e4m3: *(kbd_e4m3 *)p = kbd_f32_to_e4m3(x); break;
   case KBD_DT_e5m2: *(kbd_e5m2 *)p = kbd_f32_to_e5m2(x); break;
   case KBD_DT_i32: *(kbd_i32 *)p = kbd_f32_to_i32(x); break;
+  case KBD_DT_s8: *(kbd_s8 *)p = kbd_f32_to_s8(x); break;
+  case KBD_DT_u8: *(kbd_u8 *)p = kbd_f32_to_u8(x); break;
   default: *(kbd_f32 *)p = x; break;
   }
 }
 
 KBD_HD int32_t kbd_dt_load_i32(const void *p, int dt) {
-  if (dt == KBD_DT_i32) {
-    return *(const kbd_i32 *)p;
+  switch (dt) {
+  case KBD_DT_i32: return *(const kbd_i32 *)p;
+  case KBD_DT_s8: return *(const kbd_s8 *)p;
+  case KBD_DT_u8: return *(const kbd_u8 *)p;
+  default: return kbd_f32_to_i32(kbd_dt_load_f32(p, dt));
   }
-  return kbd_f32_to_i32(kbd_dt_load_f32(p, dt));
 }
 
 KBD_HD void kbd_dt_store_i32(void *p, int dt, int32_t x) {
-  if (dt == KBD_DT_i32) {
-    *(kbd_i32 *)p = x;
-  } else {
-    kbd_dt_store_f32(p, dt, kbd_i32_to_f32(x));
+  switch (dt) {
+  case KBD_DT_i32: *(kbd_i32 *)p = x; break;
+  case KBD_DT_s8: *(kbd_s8 *)p = kbd_i32_to_s8(x); break;
+  case KBD_DT_u8: *(kbd_u8 *)p = kbd_i32_to_u8(x); break;
+  default: kbd_dt_store_f32(p, dt, kbd_i32_to_f32(x)); break;
   }
 }
 

@@ -33,7 +33,8 @@
  * a and b are shared tiles (KBD_STILE / KBD_STILE_MN) with a swizzle (NONE is refused: docs/design/
  * mma-descriptors.md): a is M x K, b is N x K ("b transposed": row n of b is column n of B), each K-major (K
  * contiguous) or MN-major. Types: f16 x f16, bf16 x bf16, f32 x f32 (tf32: the low 13 mantissa bits are
- * ignored), e4m3/e5m2 in any mix, accumulating in f32 (f16 and 8-bit also in f16). The shapes, types and operand rules
+ * ignored), e4m3/e5m2 in any mix, accumulating in f32 (f16 and fp8 also in f16); s8/u8 in any mix, accumulating in
+ * i32 (KBD_ACC(i32, M, N): the s32 D, wrapping). The shapes, types and operand rules
  * are static assertions with the rule as the message; the shared addresses are checked at run time in CPU mode.
  *
  * Why these calls (docs/design/mma.md): wgmma is issued by all 128 threads and accumulates in their
@@ -86,7 +87,8 @@
 #define KBD__ACC_RULE "kbd: this operation needs an accumulator (KBD_ACC)"
 
 /* The MMA's D type of an accumulator (the instruction descriptor's dtype field). */
-#define KBD__ACC_DTYPE(acc) (KBD_DTYPE(acc) == KBD_DT_f16 ? (int)KBD_MMA_F16 : (int)KBD_MMA_F32)
+#define KBD__ACC_DTYPE(acc)                                                                                            \
+  (KBD_DTYPE(acc) == KBD_DT_f16 ? (int)KBD_MMA_F16 : KBD_DTYPE(acc) == KBD_DT_i32 ? (int)KBD_MMA_S32 : (int)KBD_MMA_F32)
 
 /* The register layout of an M-row accumulator's view. */
 #define KBD_ACC_LAYOUT(M) (KBD_MMA_ARCH == 90 || (M) == 64 ? KBD_LAYOUT_WGMMA_ACC : KBD_LAYOUT_TMEM_ACC)
@@ -97,18 +99,24 @@
 #define KBD_ACC_TMEM_COLS(M, N) ((M) <= 128 ? (N) : (N) * ((M) / 128))
 
 #define KBD__ACC_RULE_DT                                                                                               \
-  "kbd: KBD_ACC: the accumulator type must be f32 or f16 (s32 accumulators are not offered yet: kbd has no 8-bit "     \
-  "integer tiles)"
+  "kbd: KBD_ACC: the accumulator type must be f32, f16 or i32 (the s32 D of 8-bit integer operands)"
 #define KBD__MMA_RULE_F16ACC                                                                                           \
   "kbd_mma: an f16 accumulator takes f16 x f16 or 8-bit (e4m3/e5m2) operands only; bf16 and tf32 accumulate in f32 "   \
   "(ptx-reference 4.1, 5.4)"
+#define KBD__MMA_RULE_I32ACC                                                                                           \
+  "kbd_mma: s8/u8 operands accumulate in an i32 accumulator (the MMA's s32 D), and only they do (ptx-reference "       \
+  "4.1, 5.4)"
+#define KBD__MMA_RULE_I8N                                                                                              \
+  "kbd_mma: with s8/u8 operands N must be 8, 16, 24 or 32..256 in steps of 16 (wgmma and tcgen05 kind::i8 have no "    \
+  "n40, n56, ...; ptx-reference 4.1, 5.4)"
 #define KBD__ACC_RULE_M90 "kbd: KBD_ACC on sm_90a: M must be a multiple of 64 (one wgmma m64 block per 64 rows)"
 #define KBD__ACC_RULE_M100                                                                                             \
   "kbd: KBD_ACC on sm_100a: M must be 64 or a multiple of 128 (tcgen05.mma M = 64 or 128; Tensor Memory has 128 "      \
   "lanes, so taller accumulators are M = 128 blocks side by side in columns)"
 #define KBD__ACC_RULE_COLS "kbd: KBD_ACC: the accumulator needs more than the 512 Tensor Memory columns a CTA has"
 #define KBD__ACC_CHECKS(dt, M, N)                                                                                      \
-  KBD_STATIC_ASSERT(KBD_DT_##dt == KBD_DT_f32 || KBD_DT_##dt == KBD_DT_f16, KBD__ACC_RULE_DT);                         \
+  KBD_STATIC_ASSERT(KBD_DT_##dt == KBD_DT_f32 || KBD_DT_##dt == KBD_DT_f16 || KBD_DT_##dt == KBD_DT_i32,               \
+                    KBD__ACC_RULE_DT);                                                                                 \
   KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90 || ((M) > 0 && (M) % 64 == 0), KBD__ACC_RULE_M90);                              \
   KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100 || (M) == 64 || ((M) > 0 && (M) % 128 == 0), KBD__ACC_RULE_M100);              \
   KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100 || KBD_ACC_TMEM_COLS(M, N) <= KBD_TMEM_COLS, KBD__ACC_RULE_COLS);              \
@@ -155,12 +163,16 @@ typedef struct kbd_tmem {
    : (dtc) == KBD_DT_f32  ? (int)KBD_MMA_TF32                                                                          \
    : (dtc) == KBD_DT_e4m3 ? (int)KBD_MMA_E4M3                                                                          \
    : (dtc) == KBD_DT_e5m2 ? (int)KBD_MMA_E5M2                                                                          \
+   : (dtc) == KBD_DT_s8   ? (int)KBD_MMA_S8                                                                            \
+   : (dtc) == KBD_DT_u8   ? (int)KBD_MMA_U8                                                                            \
                           : -1)
 #define KBD__MMA_KIND(a, b) kbd_mma_kind_of(KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)))
 #define KBD__MMA_KIND_CE(a, b)                                                                                         \
-  (KBD__MMA_TYPE(KBD_DTYPE(a)) < 0 || KBD__MMA_TYPE(KBD_DTYPE(b)) < 0         ? -1                                     \
-   : KBD_DTYPE(a) == KBD_DTYPE(b) || (KBD_ESIZE(a) == 1 && KBD_ESIZE(b) == 1) ? 0                                      \
-                                                                              : -1)
+  (KBD__MMA_TYPE(KBD_DTYPE(a)) < 0 || KBD__MMA_TYPE(KBD_DTYPE(b)) < 0 ? -1                                             \
+   : KBD_DTYPE(a) == KBD_DTYPE(b) || (KBD_DT_IS_FP8(KBD_DTYPE(a)) && KBD_DT_IS_FP8(KBD_DTYPE(b))) ||                   \
+           (KBD_DT_IS_INT8(KBD_DTYPE(a)) && KBD_DT_IS_INT8(KBD_DTYPE(b)))                                              \
+       ? 0                                                                                                             \
+       : -1)
 
 #define KBD__MMA_RULE_KINDS                                                                                            \
   "kbd_mma: acc must be a KBD_ACC, and a and b shared tiles (KBD_STILE / KBD_STILE_MN); an A in registers "            \
@@ -169,12 +181,12 @@ typedef struct kbd_tmem {
   "kbd_mma: shapes: a is M x K and b is N x K for an M x N accumulator (rows of a = acc rows, rows of b = acc "        \
   "columns, the same K)"
 #define KBD__MMA_RULE_TYPES                                                                                            \
-  "kbd_mma: a and b must be f16 x f16, bf16 x bf16, f32 x f32 (tf32) or e4m3/e5m2 in any mix (ptx-reference 4.1, "     \
-  "5.4)"
+  "kbd_mma: a and b must be f16 x f16, bf16 x bf16, f32 x f32 (tf32), e4m3/e5m2 in any mix or s8/u8 in any mix "       \
+  "(ptx-reference 4.1, 5.4)"
 #define KBD__MMA_RULE_ACC_KIND "kbd_mma_release / kbd_mma_wait / kbd_acc_*: the first argument must be a KBD_ACC"
 #define KBD__MMA_RULE_VIEW                                                                                             \
-  "kbd_acc_load / kbd_acc_store: the register tile must be KBD_ACC_TILE(f32, M, C) of the accumulator's M rows "       \
-  "and type, with C <= N columns (a multiple of 8)"
+  "kbd_acc_load / kbd_acc_store: the register tile must be KBD_ACC_TILE(dt, M, C) of the accumulator's M rows "        \
+  "and type dt (f32, f16 or i32), with C <= N columns (a multiple of 8)"
 
 /* Compile-time checks of one kbd_mma call (declarations: used inside the call's block). */
 #define KBD__MMA_STATIC_CHECKS(acc, a, b)                                                                              \
@@ -184,8 +196,11 @@ typedef struct kbd_tmem {
   KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(acc) && KBD_ROWS(b) == KBD_COLS(acc) && KBD_COLS(a) == KBD_COLS(b),        \
                     KBD__MMA_RULE_SHAPES);                                                                             \
   KBD_STATIC_ASSERT(KBD__MMA_KIND_CE(a, b) == 0, KBD__MMA_RULE_TYPES);                                                 \
-  KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16 || KBD_ESIZE(a) == 1,                   \
+  KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16 || KBD_DT_IS_FP8(KBD_DTYPE(a)),         \
                     KBD__MMA_RULE_F16ACC);                                                                             \
+  KBD_STATIC_ASSERT((KBD_DTYPE(acc) == KBD_DT_i32) == KBD_DT_IS_INT8(KBD_DTYPE(a)), KBD__MMA_RULE_I32ACC);             \
+  KBD_STATIC_ASSERT(!KBD_DT_IS_INT8(KBD_DTYPE(a)) || KBD_COLS(acc) <= 24 || KBD_COLS(acc) % 16 == 0,                   \
+                    KBD__MMA_RULE_I8N);                                                                                \
   KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_ARCH == 0 ? KBD_MMA_SM100 : KBD_MMA_ARCH, a);                                     \
   KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_ARCH == 0 ? KBD_MMA_SM100 : KBD_MMA_ARCH, b)
 
@@ -252,10 +267,11 @@ KBD_DEV uint32_t kbd__tmem_base(const kbd_tmem *tm, uint32_t col, KBD_SITE_PARAM
 typedef void (*kbd__wgmma_fn)(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
                               KBD_SITE_PARAMS);
 #define KBD__WGMMA_FN(ta)                                                                                              \
-  ((ta) == KBD_MMA_BF16   ? kbd_hw_wgmma_bf16                                                                          \
-   : (ta) == KBD_MMA_F16  ? kbd_hw_wgmma_f16                                                                           \
-   : (ta) == KBD_MMA_TF32 ? kbd_hw_wgmma_tf32                                                                          \
-                          : kbd_hw_wgmma_fp8)
+  ((ta) == KBD_MMA_BF16                       ? kbd_hw_wgmma_bf16                                                      \
+   : (ta) == KBD_MMA_F16                      ? kbd_hw_wgmma_f16                                                       \
+   : (ta) == KBD_MMA_TF32                     ? kbd_hw_wgmma_tf32                                                      \
+   : (ta) == KBD_MMA_S8 || (ta) == KBD_MMA_U8 ? kbd_hw_wgmma_i8                                                        \
+                                              : kbd_hw_wgmma_fp8)
 KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc,
                               kbd_smem_shape as, uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate,
                               kbd__wgmma_fn wgmma, KBD_SITE_PARAMS) {
@@ -521,9 +537,10 @@ KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PAR
 #if KBD_MMA_ARCH == 90
 /* WGMMA_ACC: element (block b, ii) of a C-column view is element (b, ii + 4*(col0/8)) of the N-column
  * accumulator (4 elements per thread per 8 columns), so the view is register renaming after unrolling. */
-/* es: 4 (f32) or 2 (f16, two per register: the copy is a move of half registers) */
-KBD_DEV void kbd__acc_copy_at(void *view, int vnpt, void *accv, int anpt, int es, int mblocks, int vcols, int acols,
-                              int off, int to_acc) {
+/* es: 4 (f32, or i32 when isint: each copied through its own type, C's aliasing rules) or 2 (f16, two per
+ * register: the copy is a move of half registers) */
+KBD_DEV void kbd__acc_copy_at(void *view, int vnpt, void *accv, int anpt, int es, int isint, int mblocks, int vcols,
+                              int acols, int off, int to_acc) {
   const int vh = vcols / 2, ah = acols / 2;
   for (int l = 0; l < KBD_LANES_HELD; ++l) {
     KBD_UNROLL
@@ -531,7 +548,13 @@ KBD_DEV void kbd__acc_copy_at(void *view, int vnpt, void *accv, int anpt, int es
       KBD_UNROLL
       for (int i = 0; i < vh; ++i) {
         const int ai = l * anpt + m * ah + off + i, vi = l * vnpt + m * vh + i;
-        if (es == 4) {
+        if (es == 4 && isint) {
+          int32_t *a = (int32_t *)accv + ai, *v = (int32_t *)view + vi;
+          if (to_acc)
+            *a = *v;
+          else
+            *v = *a;
+        } else if (es == 4) {
           float *a = (float *)accv + ai, *v = (float *)view + vi;
           if (to_acc)
             *a = *v;
@@ -548,8 +571,8 @@ KBD_DEV void kbd__acc_copy_at(void *view, int vnpt, void *accv, int anpt, int es
     }
   }
 }
-KBD_DEV void kbd__acc_copy(void *view, int vnpt, void *accv, int anpt, int es, int mblocks, int vcols, int acols,
-                           int col0, int to_acc, KBD_SITE_PARAMS) {
+KBD_DEV void kbd__acc_copy(void *view, int vnpt, void *accv, int anpt, int es, int isint, int mblocks, int vcols,
+                           int acols, int col0, int to_acc, KBD_SITE_PARAMS) {
   const int cells = anpt * es / 4; /* 32-bit registers per lane */
   kbd_hw_acc_cols(col0, vcols, acols, KBD_SITE_ARGS);
   kbd_hw_wgmma_acc_touch(accv, cells, cells, KBD_SITE_ARGS); /* CPU: no wgmma may still be writing acc */
@@ -559,9 +582,9 @@ KBD_DEV void kbd__acc_copy(void *view, int vnpt, void *accv, int anpt, int es, i
    * constant col0 (unrolled loops) folds the chain to its one copy. */
   KBD_UNROLL
   for (int c = 0; c + vcols <= acols; c += 8)
-    if (col0 == c) kbd__acc_copy_at(view, vnpt, accv, anpt, es, mblocks, vcols, acols, 4 * (c / 8), to_acc);
+    if (col0 == c) kbd__acc_copy_at(view, vnpt, accv, anpt, es, isint, mblocks, vcols, acols, 4 * (c / 8), to_acc);
 #else
-  kbd__acc_copy_at(view, vnpt, accv, anpt, es, mblocks, vcols, acols, 4 * (col0 / 8), to_acc);
+  kbd__acc_copy_at(view, vnpt, accv, anpt, es, isint, mblocks, vcols, acols, 4 * (col0 / 8), to_acc);
 #endif
   /* a store's register writes must stay before the next wgmma.fence: without this second fence the compiler
    * may sink the moves into the wgmma region, and ptxas then serializes every wgmma of the kernel (C7514) */
@@ -569,8 +592,8 @@ KBD_DEV void kbd__acc_copy(void *view, int vnpt, void *accv, int anpt, int es, i
 }
 #define kbd__acc_xfer(acc, view, col0, to_acc)                                                                         \
   kbd__acc_copy((void *)&(view).v[0][0], KBD__VIEW_NPT(view), (void *)&(acc).reg.v[0][0], KBD__ACC_NPT(acc),           \
-                (int)sizeof((acc).reg.v[0][0]), KBD_ROWS(acc) / 64, KBD_COLS(view), KBD_COLS(acc), (int)(col0),        \
-                (to_acc), KBD_SITE)
+                (int)sizeof((acc).reg.v[0][0]), KBD_DTYPE(acc) == KBD_DT_i32, KBD_ROWS(acc) / 64, KBD_COLS(view),      \
+                KBD_COLS(acc), (int)(col0), (to_acc), KBD_SITE)
 #else
 KBD_HD float kbd__f32_of_bits(uint32_t u) {
   union {
@@ -593,9 +616,10 @@ KBD_HD uint32_t kbd__bits_of_f32(float f) {
  * M = 128*m (Layout D: row at its lane): tcgen05.ld.32x32b, thread l of warp w reads row 32w+l, register j
  * = column j; block b of the view (rows 128b..) is the MMA of columns b*N... of the accumulator.
  * Chunks of at most 32 registers keep each asm statement's operand list short. */
-/* es: 4 (f32) or 2 (f16: one element in the low half of each 32-bit cell, ptx-reference 5.7, Table 53) */
-KBD_DEV void kbd__acc_tmem(void *v, int npt, int es, uint32_t taddr, int m_total, int ncols_acc, int cols, int col0,
-                           int to_acc, KBD_SITE_PARAMS) {
+/* es: 4 (f32, or i32 when isint) or 2 (f16: one element in the low half of each 32-bit cell, ptx-reference 5.7,
+ * Table 53) */
+KBD_DEV void kbd__acc_tmem(void *v, int npt, int es, int isint, uint32_t taddr, int m_total, int ncols_acc, int cols,
+                           int col0, int to_acc, KBD_SITE_PARAMS) {
   kbd_hw_acc_cols(col0, cols, ncols_acc, KBD_SITE_ARGS);
 #if KBD_MMA_ARCH == 100
   const uint32_t lane0 = (uint32_t)(32 * (kbd_warp_id() & 3)) << 16;
@@ -620,7 +644,9 @@ KBD_DEV void kbd__acc_tmem(void *v, int npt, int es, uint32_t taddr, int m_total
         for (int l = 0; l < KBD_LANES_HELD; ++l) {
           KBD_UNROLL
           for (int j = 0; j < chunk; ++j) {
-            if (es == 4)
+            if (es == 4 && isint)
+              ((int32_t *)v)[l * npt + base + j] = (int32_t)cells[l * 32 + j];
+            else if (es == 4)
               ((float *)v)[l * npt + base + j] = kbd__f32_of_bits(cells[l * 32 + j]);
             else
               ((uint16_t *)v)[l * npt + base + j] = (uint16_t)cells[l * 32 + j];
@@ -630,8 +656,9 @@ KBD_DEV void kbd__acc_tmem(void *v, int npt, int es, uint32_t taddr, int m_total
         for (int l = 0; l < KBD_LANES_HELD; ++l) {
           KBD_UNROLL
           for (int j = 0; j < chunk; ++j)
-            cells[l * 32 + j] =
-                es == 4 ? kbd__bits_of_f32(((float *)v)[l * npt + base + j]) : ((uint16_t *)v)[l * npt + base + j];
+            cells[l * 32 + j] = es == 4 && isint ? (uint32_t)((int32_t *)v)[l * npt + base + j]
+                                : es == 4 ? kbd__bits_of_f32(((float *)v)[l * npt + base + j])
+                                          : ((uint16_t *)v)[l * npt + base + j];
         }
         kbd_hw_tmem_st(t, cells, 32, shape, xn, KBD_SITE_ARGS);
       }
@@ -649,13 +676,15 @@ KBD_DEV void kbd__acc_tmem(void *v, int npt, int es, uint32_t taddr, int m_total
     kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
   }
 #else
-  (void)v, (void)npt, (void)es, (void)taddr, (void)m_total, (void)ncols_acc, (void)cols, (void)col0, (void)to_acc;
+  (void)v, (void)npt, (void)es, (void)isint, (void)taddr, (void)m_total, (void)ncols_acc, (void)cols, (void)col0;
+  (void)to_acc;
   KBD_SITE_UNUSED;
 #endif
 }
 #define kbd__acc_xfer(acc, view, col0, to_acc)                                                                         \
-  kbd__acc_tmem((void *)&(view).v[0][0], KBD__VIEW_NPT(view), (int)sizeof((view).v[0][0]), (acc).taddr, KBD_ROWS(acc), \
-                KBD_COLS(acc), KBD_COLS(view), (int)(col0), (to_acc), KBD_SITE)
+  kbd__acc_tmem((void *)&(view).v[0][0], KBD__VIEW_NPT(view), (int)sizeof((view).v[0][0]),                             \
+                KBD_DTYPE(acc) == KBD_DT_i32, (acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), KBD_COLS(view), (int)(col0),  \
+                (to_acc), KBD_SITE)
 #endif
 
 #define kbd_acc_load(r, acc, col0)                                                                                     \

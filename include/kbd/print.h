@@ -4,7 +4,7 @@
  *   kbd_stile_print(s)        shared tile s, to stdout            kbd_stile_fprint(f, s)  to FILE *f
  *
  * Output: a header naming the tile expression, the call site, the block and the tile type, then one line
- * per row; floats with %g (f16, bf16, e4m3, e5m2 converted to float), i32 with %d:
+ * per row; floats with %g (f16, bf16, e4m3, e5m2 converted to float), i32, s8 and u8 with %d:
  *
  *   kbd_print acc at gemm.cu:88, block (0,0,0): f32 2 x 4, layout ROW, scope CTA (64 threads)
  *     row 0: 0 1 2 3
@@ -46,6 +46,8 @@ KBD_HD const char *kbd__print_dtype_name(int dt) {
          : dt == KBD_DT_e4m3 ? "e4m3"
          : dt == KBD_DT_e5m2 ? "e5m2"
          : dt == KBD_DT_i32  ? "i32"
+         : dt == KBD_DT_s8   ? "s8"
+         : dt == KBD_DT_u8   ? "u8"
                              : "?";
 }
 KBD_HD const char *kbd__print_layout_name(int l) {
@@ -80,7 +82,7 @@ KBD_HD const char *kbd__print_base(const char *file) {
 
 /* One element value as double (exact for every dtype, i32 included). */
 static inline double kbd__print_elem(const void *p, int dt) {
-  return dt == KBD_DT_i32 ? (double)kbd_dt_load_i32(p, dt) : (double)kbd_dt_load_f32(p, dt);
+  return KBD_DT_IS_INT(dt) ? (double)kbd_dt_load_i32(p, dt) : (double)kbd_dt_load_f32(p, dt);
 }
 
 static inline void kbd__print_rows(FILE *f, int rows, int cols, int dt, const double *val, const unsigned char *have) {
@@ -90,7 +92,7 @@ static inline void kbd__print_rows(FILE *f, int rows, int cols, int dt, const do
       const double x = val[(size_t)r * cols + c];
       if (have && !have[(size_t)r * cols + c])
         fputs(" ?", f);
-      else if (dt == KBD_DT_i32)
+      else if (KBD_DT_IS_INT(dt))
         fprintf(f, " %d", (int)x);
       else
         fprintf(f, " %g", x);
@@ -265,7 +267,7 @@ KBD_TILE_FN void kbd__print_frag_dev(const char *name, const char *file, int lin
   for (int i = 0; i < s.npt; ++i) {
     const kbd_coord c = kbd_tile_coord(s, tid, i);
     const void *p = (const char *)v + (size_t)i * s.esize;
-    if (s.dtype == KBD_DT_i32)
+    if (KBD_DT_IS_INT(s.dtype))
       printf("%s[%d][%d] = %d\n", name, c.row, c.col, (int)kbd_dt_load_i32(p, s.dtype));
     else
       printf("%s[%d][%d] = %g\n", name, c.row, c.col, (double)kbd_dt_load_f32(p, s.dtype));
@@ -281,7 +283,7 @@ KBD_TILE_FN void kbd__print_smem_dev(const char *name, const char *file, int lin
   for (int r = 0; r < s.rows; ++r)
     for (int c = 0; c < s.cols; ++c) {
       const void *p = (const char *)base + kbd_stile_off_(s, r, c);
-      if (dt == KBD_DT_i32)
+      if (KBD_DT_IS_INT(dt))
         printf("%s[%d][%d] = %d\n", name, r, c, (int)kbd_dt_load_i32(p, dt));
       else
         printf("%s[%d][%d] = %g\n", name, r, c, (double)kbd_dt_load_f32(p, dt));

@@ -10,14 +10,16 @@
  *
  * op: KBD_RED_SUM, KBD_RED_MAX, KBD_RED_MIN (any dtype), KBD_RED_AND, KBD_RED_OR, KBD_RED_XOR (i32
  * only: a compile-time error naming the dtype otherwise). Float tiles (f32, f16, bf16, fp8) are widened
- * exactly to f32 and reduced in f32; i32 reduces in 32-bit two's complement (sum wraps). The result is
+ * exactly to f32 and reduced in f32; i32 reduces in 32-bit two's complement (sum wraps), s8 and u8 are
+ * widened exactly to i32 and reduced the same way (into kbd_lanes_i32 / an int32_t). The result is
  * the same in every thread of the scope and is written to the scalar lvalue dst (float or int32_t).
  *
  * Semantics (docs/reduce.md): max/min are PTX max.f32/min.f32 - NaN inputs are ignored, all-NaN gives
  * NaN, +0.0 > -0.0. Empty results (what kbd_pad_1d writes): sum +0, max -inf, min +inf; i32 max
- * INT32_MIN, min INT32_MAX, and ~0, or/xor 0. Sum order (fixed, identical on CPU and GPU): sequential
- * over a thread's fragment, then xor butterfly over the warp (lane masks 1,2,4,8,16), then, above warp
- * scope, the same butterfly over the warp totals. |error| <= gamma_k * sum|x|, k = npt-1 + 5 (+5).
+ * INT32_MIN, min INT32_MAX, and ~0, or/xor 0; s8 / u8 max and min: the type's limits (-128 / 0, 127 / 255). Sum order
+ * (fixed, identical on CPU and GPU): sequential over a thread's fragment, then xor butterfly over the warp (lane masks
+ * 1,2,4,8,16), then, above warp scope, the same butterfly over the warp totals. |error| <= gamma_k * sum|x|, k = npt-1
+ * + 5 (+5).
  *
  * Cost per call (GPU): warp: f32 sum 5 SHFL + 5 FADD; f32 max/min 1 REDUX on sm_100a, 5 SHFL + 5 FMNMX
  * on sm_90a; i32 1 REDUX. warpgroup/CTA: the warp cost twice, 1 STS, 1 LDS, 2 barriers (the second
@@ -260,7 +262,9 @@ KBD_TILE_FN kbd_lanes_b32 kbd_frag_fold_b32_(const void *frag, int dt, int npt, 
   KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), f16, f16);                                                                    \
   KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), bf16, bf16);                                                                  \
   KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), e4m3, e4m3);                                                                  \
-  KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), e5m2, e5m2)
+  KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), e5m2, e5m2);                                                                  \
+  KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), s8, s8);                                                                      \
+  KBD__RED_BITS_DT(dt, KBD__RED_OPC(op), u8, u8)
 #define KBD__LANES_DT(x) (KBD__LANES_FLOAT(x) ? KBD_DT_f32 : KBD_DT_i32)
 #define KBD__RED_SCOPE_OK(t)                                                                                           \
   KBD_STATIC_ASSERT(KBD_SCOPE(t) == KBD_WARP || KBD_SCOPE(t) == KBD_WARPGROUP || KBD_SCOPE(t) == KBD_CTA,              \

@@ -52,8 +52,9 @@ typedef enum kbd_tmap_dtype {
 } kbd_tmap_dtype;
 #define KBD_TMAP_DT_COUNT 16
 
-/* kbd dtype id (kbd/types.h) -> tensor-map type; -1 for an unknown id. TMA has no fp8 type: e4m3 and e5m2
- * move as bytes (U8), which is exact because TMA copies bits (only the NaN OOB fill needs a float type). */
+/* kbd dtype id (kbd/types.h) -> tensor-map type; -1 for an unknown id. TMA has no fp8 or s8 type: e4m3, e5m2
+ * and s8 move as bytes (U8), which is exact because TMA copies bits (only the NaN OOB fill needs a float type;
+ * an out-of-bounds s8 reads as 0, the same bits as a U8 zero). */
 #define KBD_TMAP_DT_OF(dt)                                                                                             \
   ((dt) == KBD_DT_f32    ? KBD_TMAP_DT_F32                                                                             \
    : (dt) == KBD_DT_f16  ? KBD_TMAP_DT_F16                                                                             \
@@ -61,6 +62,8 @@ typedef enum kbd_tmap_dtype {
    : (dt) == KBD_DT_e4m3 ? KBD_TMAP_DT_U8                                                                              \
    : (dt) == KBD_DT_e5m2 ? KBD_TMAP_DT_U8                                                                              \
    : (dt) == KBD_DT_i32  ? KBD_TMAP_DT_I32                                                                             \
+   : (dt) == KBD_DT_s8   ? KBD_TMAP_DT_U8                                                                              \
+   : (dt) == KBD_DT_u8   ? KBD_TMAP_DT_U8                                                                              \
                          : -1)
 
 /* CUtensorMapInterleave values. Interleaved layouts (NC/8HWC8, NC/16HWC16) need rank >= 3. */

@@ -10,7 +10,8 @@
  * Operands share shape, scope and layout (checked at compile time); dtypes may differ. Float tiles
  * compute in f32 and round once into the destination dtype (f16/bf16/fp8 arithmetic is f32 arithmetic
  * plus a conversion, as on the GPU without packed-half instructions). i32 tiles compute in 32-bit
- * two's complement with wrap-around; float-only ops on an i32 destination are compile-time errors.
+ * two's complement with wrap-around; s8 and u8 tiles compute in i32 too and saturate into the destination
+ * (a clamp, as cvt.sat.s8.s32); float-only ops on an integer destination are compile-time errors.
  * Cost: one instruction (plus conversions) per element per thread; no memory traffic, no barriers.
  *
  * Math functions: CPU uses libm (expf, logf, ...), the GPU its CUDA math library equivalents; both are
@@ -200,7 +201,7 @@ KBD_TILE_FN void kbd_tile_fma(void *d, int dd, const void *a, int da, const void
 #define KBD__N(t) (KBD_LANES_HELD * KBD_NPT(t))
 #define KBD__FLOAT_ONLY(d, opname)                                                                                     \
   KBD_STATIC_ASSERT(KBD_DT_IS_FLOAT(KBD_DTYPE(d)), "kbd: " opname " needs a floating-point destination tile "          \
-                                                   "(f32, f16, bf16, e4m3, e5m2), not i32")
+                                                   "(f32, f16, bf16, e4m3, e5m2), not i32, s8 or u8")
 
 #define KBD__BIN(d, a, b, op)                                                                                          \
   do {                                                                                                                 \

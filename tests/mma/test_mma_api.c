@@ -3,7 +3,8 @@
  * (mma_case.h) and compares the whole M x N result with a double reference EXACTLY: the inputs are small
  * multiples of 1/4, so every product and partial sum is exact in f32 and any emulation order gives the same
  * bits. Cases cover every operand type family, K-major and MN-major operands, each swizzle, N from 8 to 256,
- * M = 64 and 128, f16 accumulators (f16 and e4m3 operands), and accumulate (a second kbd_mma adding onto the first). All under the default schedule and
+ * M = 64 and 128, f16 accumulators (f16 and e4m3 operands), s8/u8 operands in an i32 accumulator (all three
+ * type pairs' codes, the full 8-bit ranges), and accumulate (a second kbd_mma adding onto the first). All under the default schedule and
  * seeds 0-3. Broken variants: the missing fence.proxy.async between generic stores and the MMA, and (sm_100a)
  * Tensor Memory not freed at exit. */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
@@ -211,7 +212,98 @@ typedef KBD_STILE(e4m3, 32, 64, KBD_SWIZZLE_64B) mc8_b;
 #undef MC_TB
 #undef MC_DTD
 
-enum { MC_BF16_KK, MC_BF16_KMN, MC_BF16_MNMN, MC_F16_N8, MC_TF32, MC_FP8, MC_F16_F16ACC, MC_FP8_F16ACC, MC_CASES };
+/* case 9: s8 x s8 into an i32 accumulator (the s32 D), M = 64, N = 24 (the largest N below the integer kinds'
+ * step-16 range), K = 64 (two K-steps) */
+#define MC_NAME mc_s8
+#define MC_DTA s8
+#define MC_DTB s8
+#define MC_TA kbd_s8
+#define MC_TB kbd_s8
+#define MC_DTD i32
+#define MC_M 64
+#define MC_N 24
+#define MC_K 64
+typedef KBD_STILE(s8, 64, 64, KBD_SWIZZLE_64B) mc9_a;
+typedef KBD_STILE(s8, 24, 64, KBD_SWIZZLE_64B) mc9_b;
+#define MC_A mc9_a
+#define MC_B mc9_b
+#include "mma_case.h"
+#undef MC_NAME
+#undef MC_A
+#undef MC_B
+#undef MC_M
+#undef MC_N
+#undef MC_K
+#undef MC_DTA
+#undef MC_DTB
+#undef MC_TA
+#undef MC_TB
+
+/* case 10: u8 x s8 (a mixed pair: the idesc's A code U8), M = 128, N = 48, K = 128 (four K-steps, 128B) */
+#define MC_NAME mc_u8s8
+#define MC_DTA u8
+#define MC_DTB s8
+#define MC_TA kbd_u8
+#define MC_TB kbd_s8
+#define MC_M 128
+#define MC_N 48
+#define MC_K 128
+typedef KBD_STILE(u8, 128, 128, KBD_SWIZZLE_128B) mc10_a;
+typedef KBD_STILE(s8, 48, 128, KBD_SWIZZLE_128B) mc10_b;
+#define MC_A mc10_a
+#define MC_B mc10_b
+#include "mma_case.h"
+#undef MC_NAME
+#undef MC_A
+#undef MC_B
+#undef MC_M
+#undef MC_N
+#undef MC_K
+#undef MC_DTA
+#undef MC_DTB
+#undef MC_TA
+#undef MC_TB
+
+/* case 11: s8 x u8, M = 64, N = 256 (the widest), K = 32 (one K-step, 32B swizzle) */
+#define MC_NAME mc_s8u8
+#define MC_DTA s8
+#define MC_DTB u8
+#define MC_TA kbd_s8
+#define MC_TB kbd_u8
+#define MC_M 64
+#define MC_N 256
+#define MC_K 32
+typedef KBD_STILE(s8, 64, 32, KBD_SWIZZLE_32B) mc11_a;
+typedef KBD_STILE(u8, 256, 32, KBD_SWIZZLE_32B) mc11_b;
+#define MC_A mc11_a
+#define MC_B mc11_b
+#include "mma_case.h"
+#undef MC_NAME
+#undef MC_A
+#undef MC_B
+#undef MC_M
+#undef MC_N
+#undef MC_K
+#undef MC_DTA
+#undef MC_DTB
+#undef MC_TA
+#undef MC_TB
+#undef MC_DTD
+
+enum {
+  MC_BF16_KK,
+  MC_BF16_KMN,
+  MC_BF16_MNMN,
+  MC_F16_N8,
+  MC_TF32,
+  MC_FP8,
+  MC_F16_F16ACC,
+  MC_FP8_F16ACC,
+  MC_S8,
+  MC_U8S8,
+  MC_S8U8,
+  MC_CASES
+};
 static const struct {
   int m, n, k, dta, dtb;
   kbd_status (*run)(kbd_launch_cfg, mc_params);
@@ -225,9 +317,20 @@ static const struct {
     {128, 64, 64, KBD_DT_e4m3, KBD_DT_e5m2, mc_fp8, "e4m3 x e5m2"},
     {64, 64, 64, KBD_DT_f16, KBD_DT_f16, mc_f16_f16acc, "f16 x f16 -> f16"},
     {128, 32, 64, KBD_DT_e4m3, KBD_DT_e4m3, mc_fp8_f16acc, "e4m3 x e4m3 -> f16"},
+    {64, 24, 64, KBD_DT_s8, KBD_DT_s8, mc_s8, "s8 x s8 -> i32 n24"},
+    {128, 48, 128, KBD_DT_u8, KBD_DT_s8, mc_u8s8, "u8 x s8 -> i32 n48"},
+    {64, 256, 32, KBD_DT_s8, KBD_DT_u8, mc_s8u8, "s8 x u8 -> i32 n256"},
 };
 
-static float mc_value(int i, int j, int salt) { return (float)(((i * 7 + j * 3 + salt * 5) % 9) - 4) / 4.0f; }
+/* Float operands: small multiples of 1/4 (exact sums). 8-bit integers: the type's whole range (-128..127 or 0..255,
+ * every sum below 2^24 in magnitude, so exact in the f32 the kernel stores), including both extremes. */
+static float mc_value(int i, int j, int salt, int dt) {
+  if (KBD_DT_IS_INT8(dt)) {
+    const int v = (i * 37 + j * 11 + salt * 101) % 256;
+    return (float)(dt == KBD_DT_s8 ? v - 128 : v);
+  }
+  return (float)(((i * 7 + j * 3 + salt * 5) % 9) - 4) / 4.0f;
+}
 
 /* Runs case c; returns the launch status and, if it ran, checks every element (exact). */
 static kbd_status mc_run_chunked(int c, int twice, int skip_fence, int leak, int check, int chunks, int bad_col) {
@@ -237,9 +340,9 @@ static kbd_status mc_run_chunked(int c, int twice, int skip_fence, int leak, int
   float *hd = malloc(sizeof(float) * (size_t)(m * n));
   assert_non_null(ha), assert_non_null(hb), assert_non_null(hd);
   for (int i = 0; i < m; ++i)
-    for (int j = 0; j < k; ++j) kbd_dt_store_f32(ha + (size_t)(i * k + j) * ea, mc_cases[c].dta, mc_value(i, j, 1));
+    for (int j = 0; j < k; ++j) kbd_dt_store_f32(ha + (size_t)(i * k + j) * ea, mc_cases[c].dta, mc_value(i, j, 1, mc_cases[c].dta));
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < k; ++j) kbd_dt_store_f32(hb + (size_t)(i * k + j) * eb, mc_cases[c].dtb, mc_value(i, j, 2));
+    for (int j = 0; j < k; ++j) kbd_dt_store_f32(hb + (size_t)(i * k + j) * eb, mc_cases[c].dtb, mc_value(i, j, 2, mc_cases[c].dtb));
   void *da, *db;
   float *dd;
   assert_int_equal(kbd_malloc(&da, (size_t)(m * k) * ea).code, KBD_OK);

@@ -358,6 +358,30 @@ KBD_KERNEL(tile_i32_wg, 256, tile_params) {
   p.outi[2 * kbd_warp_id() + 1] = s;
 }
 
+/* 8-bit integer tiles reduce in i32 (widened exactly); kbd_pad_1d writes the op's empty result saturated into
+ * the type, which is still its identity there (max: -128 / 0, min: 127 / 255, sum: 0). p.op: 0 s8, 1 u8. */
+#define TILE_I8(DT)                                                                                              \
+  do {                                                                                                           \
+    KBD_TILE(DT, 1, 512, KBD_WARPGROUP) t, tmax, tmin;                                                           \
+    const long long s0 = 512 * kbd_warpgroup_id();                                                               \
+    kbd_load(t, (const kbd_##DT *)p.x, p.n, s0);                                                                 \
+    kbd_convert(tmax, t);                                                                                        \
+    kbd_convert(tmin, t);                                                                                        \
+    kbd_pad_1d(tmax, p.n, s0, KBD_RED_MAX);                                                                      \
+    kbd_pad_1d(tmin, p.n, s0, KBD_RED_MIN);                                                                      \
+    kbd_reduce(r[0], t, KBD_RED_SUM);                                                                            \
+    kbd_reduce(r[1], tmax, KBD_RED_MAX);                                                                         \
+    kbd_reduce(r[2], tmin, KBD_RED_MIN);                                                                         \
+  } while (0)
+KBD_KERNEL(tile_i8_wg, 256, tile_params) {
+  int32_t r[3];
+  if (p.op == 0)
+    TILE_I8(s8);
+  else
+    TILE_I8(u8);
+  for (int k = 0; k < 3; ++k) p.outi[3 * kbd_warp_id() + k] = r[k];
+}
+
 /* Model of one chunk: thread t folds elements 4t..4t+3 sequentially, then ref_scope over 8 warps. */
 static float ref_chunk(int op, const float *x, long long n, long long s) {
   float th[256];
@@ -440,6 +464,40 @@ static void test_tile_bf16_i32(void **st) {
   }
 }
 
+static void test_tile_i8(void **st) {
+  (void)st;
+  static const long long ns[] = {1000, 700, 512}; /* warpgroup 1 padded, warpgroup 1 mostly padded, no padding */
+  for (int dt = 0; dt < 2; ++dt)
+    for (int c = 0; c < 3; ++c) {
+      set_env(c, 1 + c % 2);
+      uint8_t x[1024];
+      int32_t oi[24];
+      KT_HOST_SCOPE(x);
+      KT_HOST_SCOPE(oi);
+      /* the whole 8-bit range with both extremes, but no value of the padded positions' saturated identity in
+       * warpgroup 1's real elements, so a wrong pad changes max or min */
+      for (int i = 0; i < 1024; ++i) {
+        x[i] = (uint8_t)(i * 89 + 7);
+        if (i >= 512 && (dt == 0 ? (x[i] == 0x80u || x[i] == 0x7fu) : (x[i] == 0u || x[i] == 255u))) x[i] = 0x40u;
+      }
+      tile_params p = {x, ns[c], NULL, oi, dt};
+      assert_int_equal(tile_i8_wg(kbd_cfg_1d(1), p).code, KBD_OK);
+      for (int g = 0; g < 2; ++g) {
+        /* an all-padded warpgroup (n 512) gives the documented empty results: the type's limits */
+        int32_t sum = 0, mx = dt == 0 ? -128 : 0, mn = dt == 0 ? 127 : 255;
+        for (long long i = 512 * g; i < 512 * (g + 1) && i < ns[c]; ++i) {
+          const int32_t v = dt == 0 ? (int32_t)(int8_t)x[i] : (int32_t)x[i];
+          sum += v, mx = v > mx ? v : mx, mn = v < mn ? v : mn;
+        }
+        for (int w = 4 * g; w < 4 * g + 4; ++w) {
+          if (oi[3 * w] != sum || oi[3 * w + 1] != mx || oi[3 * w + 2] != mn)
+            fail_msg("%s n %lld warp %d: sum/max/min %d %d %d, want %d %d %d", dt ? "u8" : "s8", ns[c], w, oi[3 * w],
+                     oi[3 * w + 1], oi[3 * w + 2], sum, mx, mn);
+        }
+      }
+    }
+}
+
 /* ---- misuse: a CTA reduction that warp 1 never reaches -------------------------------------------------- */
 
 KBD_KERNEL(misuse, 128, lanes_params) {
@@ -467,7 +525,8 @@ static void test_misuse(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_minmax_rules), cmocka_unit_test(test_scalar_f32), cmocka_unit_test(test_scalar_i32),
-      cmocka_unit_test(test_tile_f32),     cmocka_unit_test(test_tile_bf16_i32), cmocka_unit_test(test_misuse),
+      cmocka_unit_test(test_tile_f32),     cmocka_unit_test(test_tile_bf16_i32), cmocka_unit_test(test_tile_i8),
+      cmocka_unit_test(test_misuse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,9 +2,9 @@
  * scalar host reference.
  *
  * Each op runs in a real kernel over 1 x 1024 CTA tiles (128 threads, 64 blocks, 65536 elements) loaded
- * from and stored to kbd_malloc memory, for every dtype the op accepts: f32 f16 bf16 e4m3 e5m2 i32.
+ * from and stored to kbd_malloc memory, for every dtype the op accepts: f32 f16 bf16 e4m3 e5m2 i32 s8 u8.
  * Inputs: f16 and bf16 take all 65536 bit patterns as `a` (NaN, inf, subnormals included); e4m3 and e5m2
- * take all 256 x 256 (a, b) pairs; f32 and i32 take every pair of a list of special values plus random
+ * take all 256 x 256 (a, b) pairs, and so do s8 and u8; f32 and i32 take every pair of a list of special values plus random
  * bit patterns and moderate values.
  *
  * Reference (tile_ops.h semantics: float tiles compute in f32 and round once into the destination):
@@ -24,6 +24,8 @@
  *   Special values (inf, NaN, 0) of each function are checked exactly.
  * i32: two's complement wrap-around (computed in 64 bits and wrapped), truncating division,
  * INT_MIN / -1 == INT_MIN, and x / 0 == -1 (PTX: unspecified) without failing the launch.
+ * s8 / u8: the same i32 arithmetic on the widened values, then saturated into the type (neg -128 = 127,
+ * 100 * 2 = 127, u8 3 - 5 = 0, u8 x / 0 = 0); conversions to them round to nearest even and saturate.
  */
 #include <kbd/tile.h>
 
@@ -144,6 +146,8 @@ EW_KERNEL(bf16, EW_FLOAT_CASES)
 EW_KERNEL(e4m3, EW_FLOAT_CASES)
 EW_KERNEL(e5m2, EW_FLOAT_CASES)
 EW_KERNEL(i32, EW_NO_CASES)
+EW_KERNEL(s8, EW_NO_CASES)
+EW_KERNEL(u8, EW_NO_CASES)
 
 /* kbd_convert from every dtype to every dtype. */
 #define CONV_KERNEL(S, D)                                                                                        \
@@ -162,13 +166,17 @@ EW_KERNEL(i32, EW_NO_CASES)
   CONV_KERNEL(S, bf16)                                                                                           \
   CONV_KERNEL(S, e4m3)                                                                                           \
   CONV_KERNEL(S, e5m2)                                                                                           \
-  CONV_KERNEL(S, i32)
+  CONV_KERNEL(S, i32)                                                                                            \
+  CONV_KERNEL(S, s8)                                                                                             \
+  CONV_KERNEL(S, u8)
 CONV_FROM(f32)
 CONV_FROM(f16)
 CONV_FROM(bf16)
 CONV_FROM(e4m3)
 CONV_FROM(e5m2)
 CONV_FROM(i32)
+CONV_FROM(s8)
+CONV_FROM(u8)
 
 /* Operands of different dtypes (tile_ops.h: "dtypes may differ"). */
 #define MIX_LOAD3(A, B, C)                                                                                       \
@@ -277,16 +285,21 @@ KBD_KERNEL(div0_i32, 64, div0_params) {
 
 /* ---- host helpers --------------------------------------------------------------------------------------- */
 
-#define NDT 7 /* dtype ids 1..6 */
-static const int all_dts[6] = {KBD_DT_f32, KBD_DT_f16, KBD_DT_bf16, KBD_DT_e4m3, KBD_DT_e5m2, KBD_DT_i32};
+#define NDT 9 /* dtype ids 1..8 */
+#define NALL 8
+static const int all_dts[NALL] = {KBD_DT_f32,  KBD_DT_f16, KBD_DT_bf16, KBD_DT_e4m3,
+                                  KBD_DT_e5m2, KBD_DT_i32, KBD_DT_s8,   KBD_DT_u8};
 static const int float_dts[5] = {KBD_DT_f32, KBD_DT_f16, KBD_DT_bf16, KBD_DT_e4m3, KBD_DT_e5m2};
-static const char *const dt_names[NDT] = {"?", "f32", "f16", "bf16", "e4m3", "e5m2", "i32"};
+static const char *const dt_names[NDT] = {"?", "f32", "f16", "bf16", "e4m3", "e5m2", "i32", "s8", "u8"};
 
 typedef kbd_status (*ew_launcher)(kbd_launch_cfg, ew_params);
-static const ew_launcher ew_launch[NDT] = {NULL, ew_f32, ew_f16, ew_bf16, ew_e4m3, ew_e5m2, ew_i32};
-#define CONV_ROW(S) {NULL, conv_##S##_f32, conv_##S##_f16, conv_##S##_bf16, conv_##S##_e4m3, conv_##S##_e5m2, conv_##S##_i32}
-static const ew_launcher conv_launch[NDT][NDT] = {
-    {NULL}, CONV_ROW(f32), CONV_ROW(f16), CONV_ROW(bf16), CONV_ROW(e4m3), CONV_ROW(e5m2), CONV_ROW(i32)};
+static const ew_launcher ew_launch[NDT] = {NULL, ew_f32, ew_f16, ew_bf16, ew_e4m3, ew_e5m2, ew_i32, ew_s8, ew_u8};
+#define CONV_ROW(S)                                                                                                    \
+  {NULL,           conv_##S##_f32, conv_##S##_f16, conv_##S##_bf16, conv_##S##_e4m3,                                   \
+   conv_##S##_e5m2, conv_##S##_i32, conv_##S##_s8, conv_##S##_u8}
+static const ew_launcher conv_launch[NDT][NDT] = {{NULL},         CONV_ROW(f32), CONV_ROW(f16),
+                                                  CONV_ROW(bf16), CONV_ROW(e4m3), CONV_ROW(e5m2),
+                                                  CONV_ROW(i32),  CONV_ROW(s8),   CONV_ROW(u8)};
 
 static size_t esz(int dt) { return (size_t)KBD_DT_SIZE(dt); }
 
@@ -328,6 +341,8 @@ static float to_f32(int dt, uint32_t b) {
     return kbd_e5m2_to_f32(h);
   }
   case KBD_DT_i32: return kbd_i32_to_f32((int32_t)b);
+  case KBD_DT_s8: return (float)(int8_t)(uint8_t)b;
+  case KBD_DT_u8: return (float)(uint8_t)b;
   default: return bits_f32(b);
   }
 }
@@ -339,10 +354,22 @@ static uint32_t from_f32(int dt, float x) {
   case KBD_DT_e4m3: return kbd_f32_to_e4m3(x).bits;
   case KBD_DT_e5m2: return kbd_f32_to_e5m2(x).bits;
   case KBD_DT_i32: return (uint32_t)kbd_f32_to_i32(x);
+  case KBD_DT_s8: return (uint8_t)kbd_f32_to_s8(x);
+  case KBD_DT_u8: return kbd_f32_to_u8(x);
   default: return f32_bits(x);
   }
 }
-static int is_nan(int dt, uint32_t b) { return dt != KBD_DT_i32 && isnan(to_f32(dt, b)); }
+static int is_nan(int dt, uint32_t b) { return KBD_DT_IS_FLOAT(dt) && isnan(to_f32(dt, b)); }
+/* An integer element's value (s8 sign-extended) and an i32 result saturated into the dtype's bits (an
+ * independent clamp, not the library's). */
+static int32_t ival(int dt, uint32_t b) {
+  return dt == KBD_DT_s8 ? (int32_t)(int8_t)(uint8_t)b : dt == KBD_DT_u8 ? (int32_t)(b & 0xffu) : (int32_t)b;
+}
+static uint32_t ibits(int dt, int32_t v) {
+  if (dt == KBD_DT_s8) return (uint8_t)(int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+  if (dt == KBD_DT_u8) return (uint32_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+  return (uint32_t)v;
+}
 
 /* Position of a non-NaN float element on the number line: monotonic in the value, +0 and -0 both 0. */
 static long long ord(int dt, uint32_t b) {
@@ -433,7 +460,9 @@ static void make_inputs(operands *o, int dt) {
       break;
     case KBD_DT_e4m3:
     case KBD_DT_e5m2:
-      a = (uint32_t)k & 0xffu; /* every (a, b) pair */
+    case KBD_DT_s8:
+    case KBD_DT_u8:
+      a = (uint32_t)k & 0xffu; /* every (a, b) pair (integers: b = 0 included, x / 0 = -1 saturated) */
       b = ((uint32_t)k >> 8) & 0xffu;
       c = rnd() & 0xffu;
       break;
@@ -568,7 +597,7 @@ static int32_t ref_i32_binop(int op, int32_t x, int32_t y) {
   case T_ADD: return wrap32((long long)x + y);
   case T_SUB: return wrap32((long long)x - y);
   case T_MUL: return wrap32((long long)x * y);
-  case T_DIV: return wrap32((long long)x / y); /* C: truncation; INT_MIN / -1 = 2^31 wraps to INT_MIN */
+  case T_DIV: return y == 0 ? -1 : wrap32((long long)x / y); /* C: truncation; INT_MIN / -1 wraps to INT_MIN */
   case T_MIN: return x < y ? x : y;
   case T_MAX: return x > y ? x : y;
   default: fail_msg("ref_i32_binop: op %d", op); return 0;
@@ -602,7 +631,7 @@ static const int binops_s[6] = {T_ADD_S, T_SUB_S, T_MUL_S, T_DIV_S, T_MIN_S, T_M
 static void check_exact_ops(int dt) {
   operands o;
   make_inputs(&o, dt);
-  const int isf = dt != KBD_DT_i32;
+  const int isf = KBD_DT_IS_FLOAT(dt);
   /* binary */
   for (int bi = 0; bi < 6; ++bi) {
     const int op = binops[bi];
@@ -614,7 +643,7 @@ static void check_exact_ops(int dt) {
       const uint32_t a = get_bits(o.h[0], dt, (size_t)k), b = get_bits(o.h[1], dt, (size_t)k);
       const uint32_t got = get_bits(o.hout, dt, (size_t)k);
       const uint32_t want = isf ? from_f32(dt, ref_f32_binop(op, to_f32(dt, a), to_f32(dt, b)))
-                                : (uint32_t)ref_i32_binop(op, (int32_t)a, (int32_t)b);
+                                : ibits(dt, ref_i32_binop(op, ival(dt, a), ival(dt, b)));
       if (!same(dt, got, want))
         mismatch(&t, k, "a=0x%x b=0x%x got 0x%x want 0x%x", a, b, got, want);
     }
@@ -634,7 +663,7 @@ static void check_exact_ops(int dt) {
       for (long long k = 0; k < o.n; ++k) {
         const uint32_t a = get_bits(o.h[0], dt, (size_t)k), got = get_bits(o.hout, dt, (size_t)k);
         const uint32_t want = isf ? from_f32(dt, ref_f32_binop(binops[bi], to_f32(dt, a), s))
-                                  : (uint32_t)ref_i32_binop(binops[bi], (int32_t)a, kbd_f32_to_i32(s));
+                                  : ibits(dt, ref_i32_binop(binops[bi], ival(dt, a), kbd_f32_to_i32(s)));
         if (!same(dt, got, want))
           mismatch(&t, k, "a=0x%x got 0x%x want 0x%x", a, got, want);
       }
@@ -652,9 +681,9 @@ static void check_exact_ops(int dt) {
       const uint32_t a = get_bits(o.h[0], dt, (size_t)k), got = get_bits(o.hout, dt, (size_t)k);
       uint32_t want;
       if (!isf) {
-        const int32_t x = (int32_t)a;
-        want = op == T_NEG ? (uint32_t)wrap32(-(long long)x)
-               : op == T_ABS ? (uint32_t)wrap32(x < 0 ? -(long long)x : x)
+        const int32_t x = ival(dt, a);
+        want = op == T_NEG ? ibits(dt, wrap32(-(long long)x))
+               : op == T_ABS ? ibits(dt, wrap32(x < 0 ? -(long long)x : x))
                              : a;
       } else {
         const float x = to_f32(dt, a);
@@ -719,6 +748,14 @@ static void test_exact_e5m2(void **state) {
 static void test_exact_i32(void **state) {
   (void)state;
   check_exact_ops(KBD_DT_i32);
+}
+static void test_exact_s8(void **state) {
+  (void)state;
+  check_exact_ops(KBD_DT_s8);
+}
+static void test_exact_u8(void **state) {
+  (void)state;
+  check_exact_ops(KBD_DT_u8);
 }
 
 /* exp exp2 log rsqrt tanh sigmoid gelu within the documented tolerance, on every float dtype. */
@@ -790,9 +827,9 @@ static void test_transcendental_specials(void **state) {
 static void test_convert_all_pairs(void **state) {
   (void)state;
   operands src[NDT];
-  for (int i = 0; i < 6; ++i) make_inputs(&src[all_dts[i]], all_dts[i]);
-  for (int si = 0; si < 6; ++si)
-    for (int di = 0; di < 6; ++di) {
+  for (int i = 0; i < NALL; ++i) make_inputs(&src[all_dts[i]], all_dts[i]);
+  for (int si = 0; si < NALL; ++si)
+    for (int di = 0; di < NALL; ++di) {
       const int S = all_dts[si], D = all_dts[di];
       operands *o = &src[S], out = *o;
       char what[64];
@@ -805,10 +842,10 @@ static void test_convert_all_pairs(void **state) {
       for (long long k = 0; k < o->n; ++k) {
         const uint32_t a = get_bits(o->h[0], S, (size_t)k), got = get_bits(out.hout, D, (size_t)k);
         uint32_t want;
-        if (S == KBD_DT_i32 && D == KBD_DT_i32)
-          want = a;
-        else if (D == KBD_DT_i32)
-          want = (uint32_t)kbd_f32_to_i32(to_f32(S, a)); /* RNE, saturating, NaN -> 0 */
+        if (KBD_DT_IS_INT(S) && KBD_DT_IS_INT(D))
+          want = ibits(D, ival(S, a)); /* widening exact, narrowing saturates */
+        else if (KBD_DT_IS_INT(D))
+          want = ibits(D, kbd_f32_to_i32(to_f32(S, a))); /* RNE, saturating, NaN -> 0 */
         else
           want = from_f32(D, to_f32(S, a)); /* i32 sources: i32 -> f32 -> D, as documented */
         if (got != want) mismatch(&t, k, "a=0x%x got 0x%x want 0x%x", a, got, want);
@@ -817,7 +854,7 @@ static void test_convert_all_pairs(void **state) {
       assert_true(kbd_ok(kbd_free(out.dout)));
       free(out.hout);
     }
-  for (int i = 0; i < 6; ++i) free_inputs(&src[all_dts[i]]);
+  for (int i = 0; i < NALL; ++i) free_inputs(&src[all_dts[i]]);
 }
 
 /* Operands of different dtypes: each read as f32 (or as i32 for an i32 destination), one rounding at the end. */
@@ -1049,6 +1086,8 @@ int main(void) {
       cmocka_unit_test(test_exact_e4m3),
       cmocka_unit_test(test_exact_e5m2),
       cmocka_unit_test(test_exact_i32),
+      cmocka_unit_test(test_exact_s8),
+      cmocka_unit_test(test_exact_u8),
       cmocka_unit_test(test_transcendental),
       cmocka_unit_test(test_transcendental_specials),
       cmocka_unit_test(test_convert_all_pairs),

@@ -22,6 +22,8 @@ typedef union {
   kbd_bf16 bf16;
   kbd_e4m3 e4m3;
   kbd_e5m2 e5m2;
+  kbd_s8 s8;
+  kbd_u8 u8;
 } cell;
 
 static const int all_dts[] = {KBD_DT_f32, KBD_DT_f16, KBD_DT_bf16, KBD_DT_e4m3, KBD_DT_e5m2, KBD_DT_i32};
@@ -34,6 +36,12 @@ static void test_dt_sizes(void **state) {
   assert_int_equal(KBD_DT_SIZE(KBD_DT_bf16), sizeof(kbd_bf16));
   assert_int_equal(KBD_DT_SIZE(KBD_DT_e4m3), sizeof(kbd_e4m3));
   assert_int_equal(KBD_DT_SIZE(KBD_DT_e5m2), sizeof(kbd_e5m2));
+  assert_int_equal(KBD_DT_SIZE(KBD_DT_s8), sizeof(kbd_s8));
+  assert_int_equal(KBD_DT_SIZE(KBD_DT_u8), sizeof(kbd_u8));
+  assert_true(KBD_DT_VALID(KBD_DT_s8) && KBD_DT_VALID(KBD_DT_u8) && !KBD_DT_VALID(KBD_DT_u8 + 1));
+  assert_true(KBD_DT_IS_INT(KBD_DT_s8) && KBD_DT_IS_INT(KBD_DT_u8) && KBD_DT_IS_INT(KBD_DT_i32));
+  assert_false(KBD_DT_IS_FLOAT(KBD_DT_s8) || KBD_DT_IS_FLOAT(KBD_DT_u8) || KBD_DT_IS_FP8(KBD_DT_s8));
+  assert_true(KBD_DT_IS_INT8(KBD_DT_u8) && !KBD_DT_IS_INT8(KBD_DT_e4m3) && KBD_DT_IS_FP8(KBD_DT_e5m2));
 }
 
 /* Values exactly representable in every dtype (integers, so i32 too): store then load is the
@@ -59,8 +67,10 @@ static void test_dt_roundtrip_common(void **state) {
 /* A store writes exactly KBD_DT_SIZE bytes: the bytes after it are untouched. */
 static void test_dt_store_width(void **state) {
   (void)state;
-  for (size_t d = 0; d < sizeof all_dts / sizeof all_dts[0]; ++d) {
-    int dt = all_dts[d];
+  static const int width_dts[] = {KBD_DT_f32,  KBD_DT_f16, KBD_DT_bf16, KBD_DT_e4m3,
+                                  KBD_DT_e5m2, KBD_DT_i32, KBD_DT_s8,   KBD_DT_u8};
+  for (size_t d = 0; d < sizeof width_dts / sizeof width_dts[0]; ++d) {
+    int dt = width_dts[d];
     union {
       cell c;
       unsigned char b[8];
@@ -134,6 +144,68 @@ static void test_dt_int_crossings(void **state) {
   assert_int_equal(kbd_dt_load_i32(&c, KBD_DT_bf16), 1 << 24);
 }
 
+/* k / 4 rounded to nearest, ties to even, in integer arithmetic (an independent reference). */
+static int32_t rne_quarter(int32_t k) {
+  const int32_t q = (k >= 0 ? k : k - 3) / 4, rem = k - 4 * q; /* floor division: rem in 0..3 */
+  return rem < 2 ? q : rem > 2 ? q + 1 : (q % 2 == 0 ? q : q + 1);
+}
+static int32_t clamp32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* s8 / u8: every value survives both accessors exactly; f32 stores round to nearest even then saturate (every
+ * quarter in -300..300 against an integer reference); i32 stores saturate; NaN stores 0; integer loads widen. */
+static void test_dt_int8(void **state) {
+  (void)state;
+  for (int v = -128; v <= 255; ++v) {
+    cell c;
+    if (v <= 127) {
+      memset(&c, 0xa5, sizeof c);
+      kbd_dt_store_i32(&c, KBD_DT_s8, v);
+      assert_int_equal(c.s8, v);
+      assert_int_equal(kbd_dt_load_i32(&c, KBD_DT_s8), v);
+      assert_int_equal(bits(kbd_dt_load_f32(&c, KBD_DT_s8)), bits((float)v));
+      kbd_dt_store_f32(&c, KBD_DT_s8, (float)v);
+      assert_int_equal(c.s8, v);
+    }
+    if (v >= 0) {
+      kbd_dt_store_i32(&c, KBD_DT_u8, v);
+      assert_int_equal(c.u8, v);
+      assert_int_equal(kbd_dt_load_i32(&c, KBD_DT_u8), v);
+      assert_int_equal(bits(kbd_dt_load_f32(&c, KBD_DT_u8)), bits((float)v));
+      kbd_dt_store_f32(&c, KBD_DT_u8, (float)v);
+      assert_int_equal(c.u8, v);
+    }
+  }
+  for (int32_t k = -1200; k <= 1200; ++k) {
+    cell c;
+    const float x = (float)k / 4.0f;
+    kbd_dt_store_f32(&c, KBD_DT_s8, x);
+    if (c.s8 != clamp32(rne_quarter(k), -128, 127)) fail_msg("s8 <- %g gave %d", (double)x, c.s8);
+    kbd_dt_store_f32(&c, KBD_DT_u8, x);
+    if (c.u8 != clamp32(rne_quarter(k), 0, 255)) fail_msg("u8 <- %g gave %d", (double)x, c.u8);
+  }
+  /* ties at the edges: 127.5 rounds to 128 then saturates; -128.5 rounds to -128; 255.5 to 256 -> 255 */
+  assert_int_equal(kbd_f32_to_s8(127.5f), 127);
+  assert_int_equal(kbd_f32_to_s8(-128.5f), -128);
+  assert_int_equal(kbd_f32_to_u8(255.5f), 255);
+  assert_int_equal(kbd_f32_to_u8(-0.5f), 0);
+  /* infinities saturate, NaN is 0 (cvt.rni.sat) */
+  assert_int_equal(kbd_f32_to_s8(fb(0x7f800000u)), 127);
+  assert_int_equal(kbd_f32_to_s8(fb(0xff800000u)), -128);
+  assert_int_equal(kbd_f32_to_u8(fb(0xff800000u)), 0);
+  assert_int_equal(kbd_f32_to_s8(fb(0x7fc00000u)), 0);
+  assert_int_equal(kbd_f32_to_u8(fb(0xffffffffu)), 0);
+  assert_int_equal(kbd_f32_to_s8(3e9f), 127);
+  /* integer narrowing saturates (cvt.sat.s8.s32), never wraps: 200 is not -56 */
+  assert_int_equal(kbd_i32_to_s8(200), 127);
+  assert_int_equal(kbd_i32_to_s8(INT32_MIN), -128);
+  assert_int_equal(kbd_i32_to_u8(-1), 0);
+  assert_int_equal(kbd_i32_to_u8(256), 255);
+  /* crossings with the float types go through f32: an s8 stored to e4m3 and back */
+  cell c;
+  kbd_dt_store_i32(&c, KBD_DT_e4m3, kbd_dt_load_i32(&(kbd_s8){-100}, KBD_DT_s8));
+  assert_int_equal(kbd_dt_load_i32(&c, KBD_DT_e4m3), -96); /* e4m3 spacing is 8 in [64, 128): -100 -> -96 */
+}
+
 /* The semantics table of docs/types.md, as bit patterns. */
 static void test_documented_semantics(void **state) {
   (void)state;
@@ -201,6 +273,7 @@ int main(void) {
       cmocka_unit_test(test_dt_sizes),         cmocka_unit_test(test_dt_roundtrip_common),
       cmocka_unit_test(test_dt_store_width),   cmocka_unit_test(test_dt_matches_direct),
       cmocka_unit_test(test_dt_int_crossings), cmocka_unit_test(test_documented_semantics),
+      cmocka_unit_test(test_dt_int8),
   };
   return cmocka_run_group_tests_name("types_convert_dt", tests, NULL, NULL);
 }

@@ -16,7 +16,7 @@ import struct
 import gdb
 
 _STATES = {0: "ready", 1: "blocked", 2: "exited", 3: "faulted"}
-_DTYPES = {1: "f32", 2: "f16", 3: "bf16", 4: "e4m3", 5: "e5m2", 6: "i32"}
+_DTYPES = {1: "f32", 2: "f16", 3: "bf16", 4: "e4m3", 5: "e5m2", 6: "i32", 7: "s8", 8: "u8"}
 _LAYOUTS = {1: "ROW", 2: "WGMMA_ACC", 3: "MMA_A", 4: "MMA_B", 5: "MMA_C", 6: "TMEM_ACC"}
 
 
@@ -120,7 +120,7 @@ def _tile_shape(val):
 def _decode(x, dtype):
     if dtype == 1:
         return float(x)
-    if dtype == 6:
+    if dtype in (6, 7, 8):  # i32, s8, u8: C integer types
         return int(x)
     bits = int(x["bits"])
     if dtype == 3:  # bf16: the high half of an f32

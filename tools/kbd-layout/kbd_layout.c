@@ -48,7 +48,7 @@ static int kl_lookup(kl_namer name, int lo, int hi, const char *what, const char
   return -1;
 }
 #define KL_LAYOUTS kbd__print_layout_name, KBD_LAYOUT_ROW, KBD_LAYOUT_TMEM_ACC
-#define KL_DTYPES kbd__print_dtype_name, KBD_DT_f32, KBD_DT_i32
+#define KL_DTYPES kbd__print_dtype_name, KBD_DT_f32, KBD_DT_u8
 #define KL_SWIZZLES kbd__print_swizzle_name, KBD_SWIZZLE_NONE, KBD_SWIZZLE_COUNT - 1
 
 static int kl_int(const char *opt, const char *s) {
@@ -212,7 +212,7 @@ static void kl_usage(FILE *f) {
         "                       [--scope warp|warpgroup|N] [--text] [--window r0,c0,R,C] [-o FILE]\n"
         "       kbd-layout smem --dtype DT --rows R --cols C --swizzle NONE|32B|64B|128B|128B_ATOM32 [--major k|mn]\n"
         "                       [--text] [--window r0,c0,R,C] [-o FILE]\n"
-        "DT: f32 f16 bf16 e4m3 e5m2 i32. SVG on stdout (or FILE) unless --text. docs/layout-pictures.md\n",
+        "DT: f32 f16 bf16 e4m3 e5m2 i32 s8 u8. SVG on stdout (or FILE) unless --text. docs/layout-pictures.md\n",
         f);
 }
 

@@ -657,6 +657,10 @@ static inline void kbd_hw_wgmma_fp8(void *d, int ld, int kind, uint32_t idesc, u
                                     int accumulate, KBD_SITE_PARAMS) {
   kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
 }
+static inline void kbd_hw_wgmma_i8(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
+                                   int accumulate, KBD_SITE_PARAMS) {
+  kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
+}
 
 /* wgmma.commit_group: the warp's uncommitted wgmmas become one group (possibly empty). */
 static inline void kbd_hw_wgmma_commit(KBD_SITE_PARAMS) {

@@ -329,6 +329,19 @@ KBD_DEV void kbd_hw_wgmma_fp8(void *d, int ld, int kind, uint32_t idesc, uint64_
 #endif
 }
 
+/* s8/u8 in any mix with an s32 D: the integer N list (no n40, n56, ...) and no negate immediates. */
+KBD_DEV void kbd_hw_wgmma_i8(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
+                             KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld;
+#if KBD_SM90A
+  KBD__WG_BODY(KBD__PTX_WGMMA_NS_I8, KBD__WGN_S32, KBD__WGV_I8, "k32")
+#else
+  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
+  KBD__PTX_NO_WGMMA();
+#endif
+}
+
 /* ==== sm_100a: tcgen05 and Tensor Memory (ptx-reference §5) ================================================= */
 
 /* tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], ncols;     PTX ISA 8.6, sm_100a.
