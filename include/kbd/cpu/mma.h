@@ -101,6 +101,7 @@ typedef struct kbd_cpu_umma {
   kbd_cpu_mma_chunks ch;
   const char *file;
   int line;
+  uint32_t alane, acol, acols; /* A in Tensor Memory (cpu/mma_ts.h): acols > 0 */
 } kbd_cpu_umma;
 
 typedef struct kbd_cpu_tmem_alloc {
@@ -127,7 +128,15 @@ typedef struct kbd_cpu_mma_state {
   /* per warp: its vector clock (this CTA's entries) at its last tcgen05.fence::after_thread_sync */
   uint32_t fsnap[KBD_CPU_MAX_WARPS][KBD_CPU_MAX_WARPS];
   double *sa, *sb, *sbt; /* scratch: decoded operands of one MMA (up to 128 x 32 and 256 x 32), B transposed */
+  void *ts;              /* cpu/mma_ts.h: unwaited tcgen05.st and the A reads of MMAs with A in Tensor Memory */
 } kbd_cpu_mma_state;
+
+/* cpu/mma_ts.h (included at the end of this file): A operands in Tensor Memory */
+static inline void kbd_cpu_ts_reset(kbd_cpu_mma_state *S);
+static inline void kbd_cpu_ts_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t taddr, int shape, int regs,
+                                 KBD_SITE_PARAMS);
+static inline void kbd_cpu_ts_wait_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S);
+static inline void kbd_cpu_ts_retire(kbd_cpu_warp *w, kbd_cpu_mma_state *S, const kbd_cpu_umma *u);
 
 /* ---- state ------------------------------------------------------------------------------------------------ */
 
@@ -186,6 +195,7 @@ static inline void kbd_cpu_mma_destroy(void *p) {
   free(S->sa);
   free(S->sb);
   free(S->sbt);
+  free(S->ts);
   free(S);
 }
 
@@ -214,6 +224,7 @@ static inline kbd_cpu_mma_state *kbd_cpu_mma_of(kbd_cpu_cta *cta) {
      * restarted its clocks (kbd_cpu_shadow_start), old stamps must go. */
     if (S->tm_clk && cta->sh.base < S->base) memset(S->tm_clk, 0, sizeof(uint32_t) * KBD_TMEM_LANES * KBD_TMEM_COLS);
     kbd_cpu_mma_clear(S);
+    kbd_cpu_ts_reset(S);
     S->nalloc = 0;
     S->relinquished = 0;
     memset(S->fsnap, 0, sizeof S->fsnap);
@@ -937,6 +948,19 @@ static inline void kbd_cpu_umma_check_readers(kbd_cpu_warp *w, kbd_cpu_mma_state
   }
 }
 
+/* Warp wi's issuing thread has one more uncommitted MMA (also cpu/mma_ts.h's). */
+static inline void kbd_cpu_umma_push(kbd_cpu_mma_state *S, int wi, kbd_cpu_umma *u) {
+  if (S->un[wi] == S->ucap[wi]) {
+    S->ucap[wi] = S->ucap[wi] ? 2 * S->ucap[wi] : 16;
+    S->uq[wi] = (kbd_cpu_umma **)realloc(S->uq[wi], sizeof(kbd_cpu_umma *) * (size_t)S->ucap[wi]);
+    if (!S->uq[wi]) {
+      fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+      abort();
+    }
+  }
+  S->uq[wi][S->un[wi]++] = u;
+}
+
 /* tcgen05.mma.cta_group::1.kind::K [dtmem], adesc, bdesc, idesc, accumulate (one thread). */
 static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
                                KBD_SITE_PARAMS) {
@@ -982,16 +1006,7 @@ static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_
   u->saturate = s.sat;
   u->file = kbd_file_;
   u->line = kbd_line_;
-  const int wi = w->id;
-  if (S->un[wi] == S->ucap[wi]) {
-    S->ucap[wi] = S->ucap[wi] ? 2 * S->ucap[wi] : 16;
-    S->uq[wi] = (kbd_cpu_umma **)realloc(S->uq[wi], sizeof(kbd_cpu_umma *) * (size_t)S->ucap[wi]);
-    if (!S->uq[wi]) {
-      fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
-      abort();
-    }
-  }
-  S->uq[wi][S->un[wi]++] = u;
+  kbd_cpu_umma_push(S, w->id, u);
   kbd_cpu_tick(w);
 }
 
@@ -1034,6 +1049,7 @@ static inline void kbd_cpu_umma_complete(kbd_cpu_warp *w, KBD_SITE_PARAMS) {
         S->tm_who[x] = (uint16_t)(me | KBD_CPU_TMEM_MMA);
       }
     kbd_cpu_mma_retire_read(cta, w, &u->ch, "tcgen05.mma", u->file, u->line, KBD_SITE_ARGS);
+    if (u->acols) kbd_cpu_ts_retire(w, S, u);
     kbd_cpu_umma_free(u);
   }
   S->un[w->id] = 0;
@@ -1180,10 +1196,15 @@ static inline void kbd_hw_tmem_st(uint32_t taddr, const void *s, int ld, int sha
       S->tm_clk[x] = now;
       S->tm_who[x] = (uint16_t)w->gid;
     }
+  kbd_cpu_ts_st(w, S, taddr, shape, regs, KBD_SITE_ARGS); /* pending until wait::st; not over a pending MMA's A */
 }
 
 static inline void kbd_hw_tmem_wait_ld(KBD_SITE_PARAMS) { kbd_cpu_mma_arch(100, "tcgen05.wait::ld", KBD_SITE_ARGS); }
-static inline void kbd_hw_tmem_wait_st(KBD_SITE_PARAMS) { kbd_cpu_mma_arch(100, "tcgen05.wait::st", KBD_SITE_ARGS); }
+static inline void kbd_hw_tmem_wait_st(KBD_SITE_PARAMS) {
+  kbd_cpu_mma_arch(100, "tcgen05.wait::st", KBD_SITE_ARGS);
+  kbd_cpu_warp *w = kbd_cpu_self();
+  if (w->cta->mma) kbd_cpu_ts_wait_st(w, (kbd_cpu_mma_state *)w->cta->mma);
+}
 
 /* ---- at a warp's exit ---------------------------------------------------------------------------------------- */
 
@@ -1224,3 +1245,5 @@ static inline void kbd_cpu_mma_exit(kbd_cpu_warp *w) {
 
 #endif /* KBD_MODE_CPU */
 #endif /* KBD_CPU_MMA_H */
+
+#include "mma_ts.h" /* A operands in Tensor Memory: defines the kbd_cpu_ts_* hooks declared above */

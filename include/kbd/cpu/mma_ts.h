@@ -1,0 +1,273 @@
+/* kbd/cpu/mma_ts.h - tcgen05.mma with A from Tensor Memory on the CPU machine (twin of ptx/mma_ts.h; emulating
+ * sm_100a). kbd/mma_ts.h, docs/design/mma-ts.md.
+ *
+ * The instruction is the descriptor form's (cpu/mma.h kbd_hw_umma: shape checks, B decoder, numeric contract,
+ * completion at the issuing thread's tcgen05.commit); only A differs: every element is read at the issue from
+ * the emulated Tensor Memory cell that kbd_tmem_a_pos_of names (kbd/mma_ts_layout.h), the function the store
+ * side uses too.
+ *
+ * Checks, each at the instruction that breaks the rule, so none depends on the schedule:
+ *   - at the MMA, per A cell: written in this CTA; its tcgen05.st completed (the storing warp executed
+ *     tcgen05.wait::st since: the machine keeps each cell's unwaited store, and the wait stamps the cell with the
+ *     wait's clock); that wait ordered before the issue (the storer's release acquired by the MMA warp) and a
+ *     tcgen05.fence::after_thread_sync of the MMA warp after that acquire - the rules tcgen05.ld has;
+ *   - at a tcgen05.st, per cell: no MMA that reads the cell as A is still uncommitted, and every committed one
+ *     is ordered before the store (the storer acquired the commit's barrier). The A cells of each completed
+ *     MMA are kept in a ring of the last KBD_CPU_TS_READS, with the commit's clock and warp.
+ */
+#ifndef KBD_CPU_MMA_TS_H
+#define KBD_CPU_MMA_TS_H
+
+#include "../mma_ts_layout.h"
+#include "mma.h"
+
+#if KBD_MODE_CPU
+
+#define KBD_CPU_TS_READS 256 /* completed MMAs whose A reads a later tcgen05.st is checked against */
+
+typedef struct kbd_cpu_ts_read {
+  uint32_t lane, col, ncols, clk; /* A at (lane, col), ncols columns; read until the commit at clk */
+  int m, who;                     /* rows; the committing warp (group index) */
+  const char *file;               /* the MMA's issue */
+  int line;
+} kbd_cpu_ts_read;
+
+typedef struct kbd_cpu_ts_state {
+  uint16_t pend[KBD_TMEM_LANES * KBD_TMEM_COLS]; /* group index + 1 of the warp whose tcgen05.st of the cell is not
+                                                    waited for (tcgen05.wait::st); 0: none */
+  uint16_t c0[KBD_CPU_MAX_WARPS], c1[KBD_CPU_MAX_WARPS]; /* columns [c0, c1) of the warp's unwaited stores */
+  kbd_cpu_ts_read rd[KBD_CPU_TS_READS];
+  int nrd; /* entries written so far (the ring holds the last KBD_CPU_TS_READS) */
+} kbd_cpu_ts_state;
+
+static inline kbd_cpu_ts_state *kbd_cpu_ts_of(kbd_cpu_mma_state *S) {
+  if (KBD_UNLIKELY(!S->ts)) {
+    S->ts = calloc(1, sizeof(kbd_cpu_ts_state));
+    if (!S->ts) {
+      fprintf(stderr, "kbd: out of host memory (Tensor Memory A operands)\n");
+      abort();
+    }
+  }
+  return (kbd_cpu_ts_state *)S->ts;
+}
+
+/* A new CTA: nothing of the last one's stores and reads is pending. */
+static inline void kbd_cpu_ts_reset(kbd_cpu_mma_state *S) {
+  if (S->ts) memset(S->ts, 0, sizeof(kbd_cpu_ts_state));
+}
+
+/* Does an A of m rows at (alane, acol), ncols columns, use Tensor Memory cell (lane, col)? */
+static inline int kbd_cpu_ts_a_has(uint32_t alane, int m, uint32_t acol, uint32_t ncols, uint32_t lane, uint32_t col) {
+  if (col < acol || col >= acol + ncols || lane < alane) return 0;
+  const uint32_t r = lane - alane; /* Layout D: rows 0..127 at lanes 0..127; F: rows 16w + i at lanes 32w + i */
+  return m == 128 ? r < 128u : (r < 112u && r % 32u < 16u);
+}
+
+/* tcgen05.st (cpu/mma.h kbd_hw_tmem_st) wrote these cells: none may be A of an MMA that can still read it, and
+ * they are pending until the warp's tcgen05.wait::st. */
+static inline void kbd_cpu_ts_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t taddr, int shape, int regs,
+                                 KBD_SITE_PARAMS) {
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_ts_state *T = kbd_cpu_ts_of(S);
+  const uint16_t mark = (uint16_t)(w->gid + 1);
+  /* an MMA reading the cells as A that is not even committed: it completes at some later time */
+  for (int wi = 0; wi < cta->nwarps; ++wi)
+    for (int i = 0; i < S->un[wi]; ++i) {
+      const kbd_cpu_umma *u = S->uq[wi][i];
+      if (!u->acols) continue;
+      for (int l = 0; l < 32; ++l)
+        for (int j = 0; j < regs; ++j) {
+          const size_t x = kbd_cpu_tmem_reg(taddr, shape, l, j);
+          const uint32_t ln = (uint32_t)(x / KBD_TMEM_COLS), cl = (uint32_t)(x % KBD_TMEM_COLS);
+          if (kbd_cpu_ts_a_has(u->alane, u->m, u->acol, u->acols, ln, cl))
+            kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                          "tcgen05.st writes Tensor Memory lane %u, column %u, which the tcgen05.mma issued at %s:%d "
+                          "reads as its A operand, and that MMA is not even committed: it may read the new value. "
+                          "Store over an A only after the commit that covers its MMAs (kbd_mma_commit, then "
+                          "kbd_acc_wait on that barrier)",
+                          ln, cl, u->file, u->line);
+        }
+    }
+  /* completed MMAs whose commit this warp has not acquired */
+  if (cta->L->race_check) {
+    const int n = T->nrd < KBD_CPU_TS_READS ? T->nrd : KBD_CPU_TS_READS;
+    for (int i = 0; i < n; ++i) {
+      const kbd_cpu_ts_read *e = &T->rd[i];
+      if (e->who == w->gid || e->clk <= w->clk[e->who]) continue;
+      for (int l = 0; l < 32; ++l)
+        for (int j = 0; j < regs; ++j) {
+          const size_t x = kbd_cpu_tmem_reg(taddr, shape, l, j);
+          const uint32_t ln = (uint32_t)(x / KBD_TMEM_COLS), cl = (uint32_t)(x % KBD_TMEM_COLS);
+          if (kbd_cpu_ts_a_has(e->lane, e->m, e->col, e->ncols, ln, cl)) {
+            char them[48];
+            kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                          "data race (write after read) on Tensor Memory lane %u, column %u: the tcgen05.mma issued "
+                          "at %s:%d reads it as its A operand until the commit of %s, and nothing orders that commit "
+                          "before this tcgen05.st (wait for the commit's barrier, kbd_acc_wait, first): on the GPU "
+                          "the MMA may read the new value",
+                          ln, cl, e->file, e->line, kbd_cpu_who(cta->G, e->who, them, sizeof them));
+          }
+        }
+    }
+  }
+  for (int l = 0; l < 32; ++l)
+    for (int j = 0; j < regs; ++j)
+      T->pend[kbd_cpu_tmem_reg(taddr, shape, l, j)] = mark;
+  const uint32_t col = taddr & 0xFFFFu, ncols = shape == KBD_TMEM_32X32B ? (uint32_t)regs : 8u * (uint32_t)(regs / 4);
+  uint16_t *c0 = &T->c0[w->id], *c1 = &T->c1[w->id];
+  if (*c1 == 0 || col < *c0) *c0 = (uint16_t)col;
+  if (col + ncols > *c1) *c1 = (uint16_t)(col + ncols);
+}
+
+/* tcgen05.wait::st: the warp's stores have landed; a cell's write counts from now (its clock is the wait's). */
+static inline void kbd_cpu_ts_wait_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S) {
+  kbd_cpu_ts_state *T = (kbd_cpu_ts_state *)S->ts;
+  if (!T || T->c1[w->id] == 0) return;
+  const uint16_t mark = (uint16_t)(w->gid + 1);
+  const uint32_t now = w->clk[w->gid], q = 32u * (uint32_t)(w->id & 3);
+  for (uint32_t ln = q; ln < q + 32u; ++ln)
+    for (uint32_t c = T->c0[w->id]; c < T->c1[w->id]; ++c) {
+      const size_t x = (size_t)ln * KBD_TMEM_COLS + c;
+      if (T->pend[x] != mark) continue;
+      T->pend[x] = 0;
+      if ((S->tm_who[x] & 0x7FFFu) == (uint32_t)w->gid && !(S->tm_who[x] & KBD_CPU_TMEM_MMA)) S->tm_clk[x] = now;
+    }
+  T->c0[w->id] = T->c1[w->id] = 0;
+}
+
+/* The MMA u completes (its commit, by warp w): its A reads end at this clock. */
+static inline void kbd_cpu_ts_retire(kbd_cpu_warp *w, kbd_cpu_mma_state *S, const kbd_cpu_umma *u) {
+  kbd_cpu_ts_state *T = kbd_cpu_ts_of(S);
+  kbd_cpu_ts_read *e = &T->rd[T->nrd++ % KBD_CPU_TS_READS];
+  e->lane = u->alane;
+  e->col = u->acol;
+  e->ncols = u->acols;
+  e->m = u->m;
+  e->clk = w->clk[w->gid];
+  e->who = w->gid;
+  e->file = u->file;
+  e->line = u->line;
+}
+
+/* One A cell the MMA is about to read (ptx-reference 5.8, the tcgen05.ld rules plus the store's completion). */
+static inline void kbd_cpu_ts_check_cell(kbd_cpu_warp *w, kbd_cpu_mma_state *S, size_t x, KBD_SITE_PARAMS) {
+  kbd_cpu_cta *cta = w->cta;
+  const uint32_t c = S->tm_clk[x], who = S->tm_who[x] & 0x7FFFu, mma = S->tm_who[x] & KBD_CPU_TMEM_MMA;
+  const size_t ln = x / KBD_TMEM_COLS, cl = x % KBD_TMEM_COLS;
+  char them[48];
+  if (KBD_UNLIKELY(c < cta->sh.base))
+    kbd_cpu_fault(KBD_ERR_POISON, KBD_SITE_ARGS,
+                  "tcgen05.mma reads its A operand from Tensor Memory lane %zu, column %zu, which nothing wrote in "
+                  "this CTA (store A first: kbd_tmem_a_store)",
+                  ln, cl);
+  const kbd_cpu_ts_state *T = (const kbd_cpu_ts_state *)S->ts;
+  if (KBD_UNLIKELY(T && T->pend[x]))
+    kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                  "tcgen05.mma reads its A operand from Tensor Memory lane %zu, column %zu, whose tcgen05.st by %s "
+                  "has not completed: that warp has not executed tcgen05.wait::st since. The storing warps end with "
+                  "kbd_tmem_a_ready (wait::st, fence::before_thread_sync, an arrive) and the MMA warp waits for that "
+                  "barrier (kbd_acc_wait) before kbd_mma_ts_issue",
+                  ln, cl, kbd_cpu_who(cta->G, (int)T->pend[x] - 1, them, sizeof them));
+  if (!cta->L->race_check || (who == (uint32_t)w->gid && !mma)) return;
+  const uint32_t *snap = S->fsnap[w->id];
+  const int rb = cta->rank * KBD_CPU_MAX_WARPS;
+  const int local = (int)who >= rb && (int)who < rb + KBD_CPU_MAX_WARPS;
+  if (who != (uint32_t)w->gid && c > w->clk[who])
+    kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                  "tcgen05.mma reads its A operand from Tensor Memory lane %zu, column %zu, which %s %s with nothing "
+                  "ordering that before this issue: the storing warps signal with kbd_tmem_a_ready and the MMA "
+                  "warp waits for that barrier (kbd_acc_wait) before kbd_mma_ts_issue",
+                  ln, cl, kbd_cpu_who(cta->G, (int)who, them, sizeof them),
+                  mma ? "wrote with an MMA" : "stored (tcgen05.st, waited)");
+  if (local && (who != (uint32_t)w->gid ? snap[who - (uint32_t)rb] < c : snap[who - (uint32_t)rb] <= c))
+    kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                  "tcgen05.mma reads its A operand from Tensor Memory lane %zu, column %zu, which %s wrote, without "
+                  "tcgen05.fence::after_thread_sync after the wait that acquired it (ptx-reference 5.8)",
+                  ln, cl, kbd_cpu_who(cta->G, (int)who, them, sizeof them));
+}
+
+/* tcgen05.mma.cta_group::1.kind::f16 [dtmem], [atmem], bdesc, idesc, accumulate (one thread). */
+static inline void kbd_hw_umma_ts(uint32_t dtmem, int kind, uint32_t idesc, uint32_t atmem, uint64_t bdesc,
+                                  int accumulate, KBD_SITE_PARAMS) {
+  const char *what = "tcgen05.mma (A in Tensor Memory)";
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_mma_arch(100, what, KBD_SITE_ARGS);
+  kbd_cpu_tcgen05_single(w, what, KBD_SITE_ARGS);
+  if (kind != KBD_MMA_KIND_F16)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: kind %d: kbd offers A in Tensor Memory for kind::f16 only", what,
+                  kind);
+  const kbd_cpu_mma_shape s = kbd_cpu_mma_shape_of(KBD_MMA_SM100, kind, idesc, what, KBD_SITE_ARGS);
+  if (s.amaj != KBD_SMEM_K_MAJOR)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "%s: instruction descriptor 0x%08x transposes A: an A in Tensor Memory is row-major (K along the "
+                  "columns, PTX ISA 9.2 Table 51), the transpose-A bit must be 0",
+                  what, idesc);
+  const char *why = kbd_umma_desc_check(bdesc, s.bmaj, s.bes);
+  if (why)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: B descriptor 0x%016llx: %s", what, (unsigned long long)bdesc,
+                  why);
+  kbd_cpu_mma_state *S = kbd_cpu_tmem_state(cta);
+  const uint32_t lane = dtmem >> 16, col = dtmem & 0xFFFFu, alane = atmem >> 16, acol = atmem & 0xFFFFu;
+  if (s.m == 128 ? lane != 0 : (lane != 0 && lane != 16))
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "%s M = %d: the D address's lane is %u; it must be 0%s (ptx-reference 5.7)", what, s.m, lane,
+                  s.m == 64 ? " or 16 (Layout F)" : " (Layout D)");
+  if (alane != lane)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "%s M = %d: the A address's lane is %u and D's %u: A and D use the same lane alignment (PTX ISA 9.2 "
+                  "§9.7.16.10.5)",
+                  what, s.m, alane, lane);
+  const uint32_t acols = (uint32_t)(s.kel * s.aes / 4);
+  kbd_cpu_tmem_inside(S, acol, acols, "tcgen05.mma (A in Tensor Memory)", KBD_SITE_ARGS);
+  kbd_cpu_tmem_inside(S, col, (uint32_t)s.n, "tcgen05.mma (D)", KBD_SITE_ARGS);
+  if (cta->L->race_check) kbd_cpu_umma_check_readers(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
+  kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel);
+  kbd_cpu_umma *u = (kbd_cpu_umma *)calloc(1, sizeof *u);
+  if (u) u->res = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)s.m * (size_t)s.n);
+  if (!u || !u->res) {
+    fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+    abort();
+  }
+  /* A: every element from its cell (kbd_tmem_a_pos_of), each cell checked once (at its first byte) */
+  for (int r = 0; r < s.m; ++r)
+    for (int k = 0; k < s.kel; ++k) {
+      const kbd_tmem_a_pos p = kbd_tmem_a_pos_of(s.m, s.aes, r, k);
+      const size_t x = (size_t)(alane + p.lane) * KBD_TMEM_COLS + acol + p.col;
+      if (p.byte == 0) kbd_cpu_ts_check_cell(w, S, x, KBD_SITE_ARGS);
+      const uint32_t bits = S->tm_val[x] >> (8u * p.byte);
+      const unsigned char b[2] = {(unsigned char)(bits & 0xFFu), (unsigned char)((bits >> 8) & 0xFFu)};
+      const double v = kbd_cpu_mma_elem(s.ta, b);
+      S->sa[r * s.kel + k] = s.nega ? -v : v;
+    }
+  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM100, bdesc, s.tb, s.bmaj, 0, s.n, s.kel, s.negb, S->sb, &u->ch,
+                      "tcgen05.mma (operand B)", KBD_SITE_ARGS);
+  kbd_cpu_mma_dot(&s, S->sa, s.m, S->sb, S->sbt, u->res);
+  u->lane = lane;
+  u->col = col;
+  u->m = s.m;
+  u->n = s.n;
+  u->dtype = s.td;
+  u->accumulate = accumulate;
+  u->saturate = s.sat;
+  u->alane = alane;
+  u->acol = acol;
+  u->acols = acols;
+  u->file = kbd_file_;
+  u->line = kbd_line_;
+  kbd_cpu_umma_push(S, w->id, u);
+  kbd_cpu_tick(w);
+}
+
+/* kbd_tmem_a_store's columns: k0 a multiple of 8 (a whole number of cells, and tcgen05.st's 32x32b chunks) and
+ * the view inside A. */
+static inline void kbd_hw_tmem_a_cols(int k0, int cols, int kcols, KBD_SITE_PARAMS) {
+  if (KBD_UNLIKELY(k0 < 0 || k0 % 8 != 0 || k0 + cols > kcols))
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "kbd_tmem_a_store: k0 = %d: a %d-column view of a %d-column (K) A operand needs k0 a multiple of 8 "
+                  "in 0..%d",
+                  k0, cols, kcols, kcols - cols);
+}
+
+#endif /* KBD_MODE_CPU */
+#endif /* KBD_CPU_MMA_TS_H */
