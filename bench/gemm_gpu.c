@@ -134,7 +134,7 @@ static void launch(const gctx *c) {
     return;
   }
   kbd_launch_cfg cfg = kbd_cfg(kbd_dim(c->grid, 1, 1), c->smem, NULL);
-  if (c->p.cluster > 1) cfg = kbd_cfg_cluster(cfg, (unsigned)c->p.cluster, 1, 1);
+  if (c->p.cluster * c->p.cluster_n > 1) cfg = kbd_cfg_cluster(cfg, (unsigned)(c->p.cluster * c->p.cluster_n), 1, 1);
   const kbd_status s = c->fp8 ? gemm_e4m3_rc(cfg, c->p) : gemm_bf16_rc(cfg, c->p);
   if (!kbd_ok(s)) {
     fprintf(stderr, "gemm_gpu: launch failed: %s\n", s.msg);
@@ -222,10 +222,10 @@ static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, in
   KBD_CHECK(kbd_tensor_map_encode(&c->p.d, &d));
   c->p.m = m, c->p.n = n, c->p.k = k, c->p.alpha = 1.0f, c->p.beta = 0.0f, c->p.act = GEMM_ACT_NONE, c->p.d_f32 = 0;
   /* CTA pairs along M share B through multicast when M spans two tile rows (gemm_run's choice) */
-  int csize;
-  const long long blocks = gemm_launch_blocks(m, n, sms, 0, &csize);
+  int cm, cn;
+  const long long blocks = gemm_launch_blocks(m, n, sms, 0, 0, &cm, &cn);
   c->grid = (unsigned)blocks;
-  c->p.cluster = csize;
+  c->p.cluster = cm, c->p.cluster_n = cn;
   c->a = da, c->b = db, c->d = d2, c->m = m, c->n = n, c->k = k, c->fp8 = fp8;
   if (fp8) lt_plan(c);
   double t[2];

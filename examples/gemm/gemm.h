@@ -91,7 +91,8 @@ typedef struct gemm_params {
   float alpha, beta; /* fp8: alpha already holds scale_a * scale_b * alpha */
   int act;           /* gemm_act */
   int d_f32;         /* 1: D and C are f32, 0: bf16 */
-  int cluster;       /* CTAs per cluster along M: 1, or 2 (the pair shares B: each loads half, multicast) */
+  int cluster;       /* CTAs per cluster along M: 1, or 2 (a column pair shares B: each loads half, multicast) */
+  int cluster_n;     /* CTAs per cluster along N: 1, or 2 (a row pair shares A: each loads one 128-row tile) */
 } gemm_params;
 
 /* Dynamic shared memory of one block: the ring (A tiles of both warpgroups and the B tile per stage), one
@@ -131,28 +132,57 @@ KBD_HD void gemm_tile_coords(long long t, long long tiles_m, long long tiles_n, 
 /* Blocks of the persistent grid when gemm_args.grid is 0: one per SM of an H100 SXM (pass a B200's 148). */
 #define GEMM_DEFAULT_GRID 132
 
-/* The persistent grid gemm_run launches for an M x N product: *csize CTAs per cluster (`cluster`, or 0: a pair
- * when M spans two tile rows) and the returned number of blocks (`grid`, or 0: GEMM_DEFAULT_GRID), at most one per
- * cluster tile and a whole number of clusters. */
-KBD_HD long long gemm_launch_blocks(long long m, long long n, int grid, int cluster, int *csize) {
-  const long long tiles_m = (m + GEMM_BM - 1) / GEMM_BM;
-  const int c = cluster ? cluster : tiles_m >= 2 ? 2 : 1;
-  const long long ctiles = (tiles_m + c - 1) / c * ((n + GEMM_BN - 1) / GEMM_BN);
+/* The persistent grid gemm_run launches for an M x N product: clusters of *cm x *cn CTAs (`cluster` along M, or
+ * 0: a pair when M spans two tile rows; `cluster_n` along N, or 0: one) and the returned number of blocks (`grid`,
+ * or 0: GEMM_DEFAULT_GRID), at most one per cluster tile's CTA and a whole number of clusters. */
+KBD_HD long long gemm_launch_blocks(long long m, long long n, int grid, int cluster, int cluster_n, int *cm, int *cn) {
+  const long long tiles_m = (m + GEMM_BM - 1) / GEMM_BM, tiles_n = (n + GEMM_BN - 1) / GEMM_BN;
+  *cm = cluster ? cluster : tiles_m >= 2 ? 2 : 1;
+  *cn = cluster_n ? cluster_n : 1;
+  const int c = *cm * *cn;
+  const long long ctiles = (tiles_m + *cm - 1) / *cm * ((tiles_n + *cn - 1) / *cn);
   long long blocks = grid > 0 ? grid : GEMM_DEFAULT_GRID;
   if (blocks > ctiles * c) blocks = ctiles * c; /* a persistent block without a tile would only wait */
   blocks = blocks / c * c;
-  *csize = c;
   return blocks < c ? c : blocks;
 }
 
-/* For clusters of c CTAs along M (c = 1 or 2): cluster tile t of a grid of ceil(tiles_m / c) x tiles_n, in grouped
- * order; CTA rank r of the cluster takes tile row tp * c + r (past tiles_m when tiles_m is odd: its loads are
- * zeros and its stores are clipped, but it still loads and multicasts its half of B for its peer). */
-KBD_HD void gemm_cluster_tile(long long t, long long tiles_m, long long tiles_n, int c, int rank, long long *tm,
+/* A CTA's place in a cluster of cm x cn CTAs (cm, cn: 1 or 2), rank = rm + cm * rn. The CTAs of one cluster column
+ * (same rn: the same output columns) share B: each loads B half rm and multicasts it to the column (mask `col`). The
+ * CTAs of one cluster row (same rm) share A: each loads the A tile of consumer rn and multicasts it to the row
+ * (mask `row`). Every CTA of `peers` = col | row writes into this CTA's stages and is written into by it, so a
+ * stage is free again once all of them have read it: the empty barriers count their releases. */
+typedef struct gemm_cluster {
+  int cm, cn, rm, rn, size;
+  uint16_t col, row, peers;
+  int npeers; /* CTAs in peers, this one included: cm + cn - 1 */
+} gemm_cluster;
+KBD_HD gemm_cluster gemm_cluster_of(int cm, int cn, int rank) {
+  gemm_cluster c;
+  c.cm = cm, c.cn = cn, c.size = cm * cn, c.rm = rank % cm, c.rn = rank / cm;
+  c.col = c.row = 0;
+  for (int i = 0; i < cm; ++i)
+    c.col = (uint16_t)(c.col | 1u << (i + cm * c.rn));
+  for (int j = 0; j < cn; ++j)
+    c.row = (uint16_t)(c.row | 1u << (c.rm + cm * j));
+  c.peers = (uint16_t)(c.col | c.row);
+  c.npeers = cm + cn - 1;
+  return c;
+}
+
+/* Cluster tile t of a grid of ceil(tiles_m / cm) x ceil(tiles_n / cn), in grouped order: the CTA takes tile row
+ * tp * cm + rm and column tq * cn + rn (past tiles_m or tiles_n on an odd edge: its loads are zeros and its stores
+ * are clipped, but it still loads and multicasts its share for its peers). */
+KBD_HD void gemm_cluster_tile(long long t, long long tiles_m, long long tiles_n, const gemm_cluster *c, long long *tm,
                               long long *tn) {
-  long long tp;
-  gemm_tile_coords(t, (tiles_m + c - 1) / c, tiles_n, &tp, tn);
-  *tm = tp * c + rank;
+  long long tp, tq;
+  gemm_tile_coords(t, (tiles_m + c->cm - 1) / c->cm, (tiles_n + c->cn - 1) / c->cn, &tp, &tq);
+  *tm = tp * c->cm + c->rm;
+  *tn = tq * c->cn + c->rn;
+}
+/* The cluster tiles of an M x N product. */
+KBD_HD long long gemm_cluster_tiles(long long tiles_m, long long tiles_n, const gemm_cluster *c) {
+  return (tiles_m + c->cm - 1) / c->cm * ((tiles_n + c->cn - 1) / c->cn);
 }
 
 /* ---- the host call (gemm_run.c) ------------------------------------------------------------------------------ */
@@ -176,9 +206,10 @@ typedef struct gemm_args {
   long long ldc;
   const float *bias; /* N values or NULL */
   float alpha, beta;
-  int act;     /* gemm_act */
-  int grid;    /* persistent blocks; 0: GEMM_DEFAULT_GRID (at most one per output tile; rounded to whole clusters) */
-  int cluster; /* CTAs per cluster along M sharing B through multicast: 1, 2, or 0 (2 when M spans two tiles) */
+  int act;       /* gemm_act */
+  int grid;      /* persistent blocks; 0: GEMM_DEFAULT_GRID (at most one per output tile; rounded to whole clusters) */
+  int cluster;   /* CTAs per cluster along M sharing B through multicast: 1, 2, or 0 (2 when M spans two tiles) */
+  int cluster_n; /* CTAs per cluster along N sharing A through multicast: 1, 2, or 0 (1) */
 } gemm_args;
 kbd_status gemm_run(const gemm_args *a, void *stream);
 

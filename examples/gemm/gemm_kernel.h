@@ -5,11 +5,13 @@
  *   GEMM_KERNEL   the kernel's name
  *   GEMM_A_TILE   the shared tile type of one consumer's A slice (128 x BK; K-major or MN-major)
  *   GEMM_B_TILE   the shared tile type of B (128 x BK, "N x K"; K-major or MN-major)
- *   GEMM_BH_TILE  one 64-row half of it (the TMA box of B; a 2-CTA cluster loads one half per CTA, multicast)
+ *   GEMM_BH_TILE  one 64-row half of it (the TMA box of B; in a cluster column each CTA loads one half, multicast)
  *   GEMM_FP8      1 for e4m3 operands (the smem plan's ring is sized for them)
  * Everything else is ordinary code. It also compiles for sm_100a (kbd_mma is arch-neutral), where the consumer
  * warpgroups would issue their own tcgen05.mma; gemm.cu builds gemm_kernel_sm100.h there instead.
  */
+#include "gemm_producer.h"
+
 KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   KBD_WARP_RANGE(producer, 0, 4);
   KBD_WARP_RANGE(consumer0, 4, 4);
@@ -24,15 +26,15 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   kbd_mbarrier *accbar = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.accbar);
   kbd_tmem *tmem = KBD_SMEM_PLAN_ARRAY(kbd_tmem, smem, l.tmem);
 
-  const int csize = p.cluster, rank = csize > 1 ? (int)kbd_cluster_ctarank() : 0;
-  const uint16_t pair = (uint16_t)((1u << csize) - 1u); /* every CTA of the cluster */
+  const int csize = p.cluster * p.cluster_n;
+  const gemm_cluster cl = gemm_cluster_of(p.cluster, p.cluster_n, csize > 1 ? (int)kbd_cluster_ctarank() : 0);
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       for (int s = 0; s < GEMM_STAGES; ++s) {
         kbd_mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
-        /* kbd_mma_release: one arrive per consumer warpgroup of every CTA of the cluster (each CTA writes its half
-         * of B into all of them) */
-        kbd_mbarrier_init(&empty[s], (unsigned)(GEMM_CONSUMERS * csize));
+        /* kbd_mma_release: one arrive per consumer warpgroup of this CTA and of each peer (each writes its share
+         * of A or B into this stage) */
+        kbd_mbarrier_init(&empty[s], (unsigned)(GEMM_CONSUMERS * cl.npeers));
       }
       for (int g = 0; g < GEMM_CONSUMERS; ++g)
         kbd_mbarrier_init(&accbar[g], 1); /* kbd_mma_wait's commit */
@@ -49,13 +51,11 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
     kbd_sync();
 
   const long long tiles_m = (p.m + GEMM_BM - 1) / GEMM_BM, tiles_n = (p.n + GEMM_BN - 1) / GEMM_BN;
-  /* the cluster's tiles: every CTA of a cluster walks the same sequence (they exchange B halves every stage) */
+  /* the cluster's tiles: every CTA of a cluster walks the same sequence (they exchange operands every stage) */
   const long long first = kbd_block_x() / csize, step = kbd_grid_x() / csize;
-  const long long ctiles = (tiles_m + csize - 1) / csize * tiles_n;
+  const long long ctiles = gemm_cluster_tiles(tiles_m, tiles_n, &cl);
   const int bk = KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
   const int ktiles = (int)((p.k + bk - 1) / bk);
-  const int a_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_A_TILE)) == KBD_SMEM_MN_MAJOR;
-  const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
 
   if (kbd_scope_contains(producer)) {
     kbd_setmaxnreg_dec(
@@ -64,31 +64,14 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
       int it = 0; /* ring position, counted the same way by the consumers */
       for (long long t = first; t < ctiles; t += step) {
         long long tm, tn;
-        gemm_cluster_tile(t, tiles_m, tiles_n, csize, rank, &tm, &tn);
+        gemm_cluster_tile(t, tiles_m, tiles_n, &cl, &tm, &tn);
         const int m0 = (int)(tm * GEMM_BM), n0 = (int)(tn * GEMM_BN);
         for (int kt = 0; kt < ktiles; ++kt, ++it) {
-          const int s = it % GEMM_STAGES, k0 = kt * bk;
-          GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s);
-          GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s + 1);
-          GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
-          /* every consumer of the cluster released the stage's last fill (a fresh barrier's parity 1 counts as
-           * released) */
+          const int s = it % GEMM_STAGES;
+          /* every consumer of this CTA and its peers released the stage's last fill (a fresh barrier's parity 1
+           * counts as released) */
           kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_STAGES) & 1u) ^ 1u);
-          KBD_ELECT_ONE {
-            kbd_mbarrier_arrive_expect_tx(&full[s], 2 * KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b));
-            /* coordinates: innermost (contiguous) dimension first */
-            kbd_tma_load(a0, &p.a, &full[s], a_mn ? m0 : k0, a_mn ? k0 : m0);
-            kbd_tma_load(a1, &p.a, &full[s], a_mn ? m0 + GEMM_WM : k0, a_mn ? k0 : m0 + GEMM_WM);
-            /* B in two halves: alone both, in a pair one each, multicast to both CTAs */
-            for (int h = rank; h < 2; h += csize) {
-              GEMM_BH_TILE bh = KBD_STILE_AT(GEMM_BH_TILE, (unsigned char *)b.p + h * KBD_STILE_BYTES(b) / 2);
-              const int nh = n0 + h * GEMM_BH;
-              if (csize > 1)
-                kbd_tma_load_multicast(bh, &p.b, &full[s], pair, b_mn ? nh : k0, b_mn ? k0 : nh);
-              else
-                kbd_tma_load(bh, &p.b, &full[s], b_mn ? nh : k0, b_mn ? k0 : nh);
-            }
-          }
+          KBD_ELECT_ONE { GEMM_LOAD_STAGE(smem, &l, s, &p, &cl, m0, n0, kt * bk, &full[s]); }
         }
       }
     }
@@ -105,7 +88,7 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
     int it = 0;
     for (long long t = first; t < ctiles; t += step) {
       long long tm, tn;
-      gemm_cluster_tile(t, tiles_m, tiles_n, csize, rank, &tm, &tn);
+      gemm_cluster_tile(t, tiles_m, tiles_n, &cl, &tm, &tn);
 
       /* mainloop: each stage's MMAs are issued as soon as it is full; kbd_mma_release frees it once they
        * have read it, while the next stage's MMAs are already in flight */
@@ -116,7 +99,7 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
         kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
         kbd_mma(acc, a, b, kt > 0);
         if (csize > 1)
-          kbd_mma_release_mc(acc, &empty[s], pair); /* the stage is free in every CTA of the cluster */
+          kbd_mma_release_mc(acc, &empty[s], cl.peers); /* the stage is free in this CTA and its peers */
         else
           kbd_mma_release(acc, &empty[s]);
       }

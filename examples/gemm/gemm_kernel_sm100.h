@@ -4,13 +4,16 @@
  * the same macros as gemm_kernel.h (GEMM_KERNEL, GEMM_A_TILE, GEMM_B_TILE, GEMM_FP8); the block shape, the
  * shared-memory plan and the parameters are the same, so the host code does not depend on the arch.
  *
- *   warp 0       producer: TMA loads of A (two 128-row halves) and B into the 4-stage ring; in a 2-CTA cluster
- *                (p.cluster 2) the pair shares B: each CTA loads one 64-row half and multicasts it to both
+ *   warp 0       producer: TMA loads of A (two 128-row tiles) and B into the 4-stage ring; in a cluster (gemm.h,
+ *                gemm_cluster) a column pair shares B (each CTA loads one 64-row half and multicasts it) and a
+ *                row pair shares A (each loads one of the two A tiles and multicasts it)
  *   warp 1       MMA warp: for each tile, two 128 x 128 accumulators (one per A half) in buffer t % 2
  *   warps 2, 3   idle
  *   warpgroups 1, 2   epilogue: warpgroup g reads accumulator g of the tile's buffer (its warps' lane quarters
  *                cover the 128 rows), applies alpha, beta C, bias and the activation, stores D with the TMA
  */
+#include "gemm_producer.h"
+
 KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   KBD_WARP_RANGE(epilogue0, 4, 4);
   KBD_WARP_RANGE(epilogue1, 8, 4);
@@ -25,15 +28,15 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   kbd_mbarrier *accempty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.accempty);
   kbd_tmem *tmem = KBD_SMEM_PLAN_ARRAY(kbd_tmem, smem, l.tmem);
 
-  const int csize = p.cluster, rank = csize > 1 ? (int)kbd_cluster_ctarank() : 0;
-  const uint16_t pair = (uint16_t)((1u << csize) - 1u); /* every CTA of the cluster */
+  const int csize = p.cluster * p.cluster_n;
+  const gemm_cluster cl = gemm_cluster_of(p.cluster, p.cluster_n, csize > 1 ? (int)kbd_cluster_ctarank() : 0);
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       for (int s = 0; s < GEMM_STAGES; ++s) {
         kbd_mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
-        /* the MMA warps' commits once the stage's MMAs have read it: every CTA's, since each writes its half of
-         * B into all of them */
-        kbd_mbarrier_init(&empty[s], (unsigned)csize);
+        /* the MMA warps' commits once the stage's MMAs have read it: this CTA's and its peers', since each
+         * writes its share of A or B into this stage */
+        kbd_mbarrier_init(&empty[s], (unsigned)cl.npeers);
       }
       for (int b = 0; b < GEMM_ACC_BUFS; ++b) {
         kbd_mbarrier_init(&accfull[b], 1); /* the MMA warp's commit after the tile's last K-step */
@@ -54,40 +57,23 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   const long long tiles_m = (p.m + GEMM_BM - 1) / GEMM_BM, tiles_n = (p.n + GEMM_BN - 1) / GEMM_BN;
   const int bk = KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
   const int ktiles = (int)((p.k + bk - 1) / bk);
-  const int a_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_A_TILE)) == KBD_SMEM_MN_MAJOR;
-  const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
 
-  /* the cluster's tiles: every CTA of a cluster walks the same sequence (they exchange B halves every stage) */
+  /* the cluster's tiles: every CTA of a cluster walks the same sequence (they exchange operands every stage) */
   const long long first = kbd_block_x() / csize, step = kbd_grid_x() / csize;
-  const long long ctiles = (tiles_m + csize - 1) / csize * tiles_n;
+  const long long ctiles = gemm_cluster_tiles(tiles_m, tiles_n, &cl);
 
   if (kbd_warp_id() == 0) {
     /* the producer: the same ring walk as the sm_90a kernel */
     int it = 0;
     for (long long t = first; t < ctiles; t += step) {
       long long tm, tn;
-      gemm_cluster_tile(t, tiles_m, tiles_n, csize, rank, &tm, &tn);
+      gemm_cluster_tile(t, tiles_m, tiles_n, &cl, &tm, &tn);
       const int m0 = (int)(tm * GEMM_BM), n0 = (int)(tn * GEMM_BN);
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
-        const int s = it % GEMM_STAGES, k0 = kt * bk;
-        GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s);
-        GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s + 1);
-        GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
-        /* every CTA's MMA warp released the stage: its B half goes into all of them */
+        const int s = it % GEMM_STAGES;
+        /* this CTA's and its peers' MMA warps released the stage: its shares go into all of them */
         kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_STAGES) & 1u) ^ 1u); /* fresh: parity 1 passes */
-        KBD_ELECT_ONE {
-          kbd_mbarrier_arrive_expect_tx(&full[s], 2 * KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b));
-          kbd_tma_load(a0, &p.a, &full[s], a_mn ? m0 : k0, a_mn ? k0 : m0);
-          kbd_tma_load(a1, &p.a, &full[s], a_mn ? m0 + GEMM_WM : k0, a_mn ? k0 : m0 + GEMM_WM);
-          for (int h = rank; h < 2; h += csize) {
-            GEMM_BH_TILE bh = KBD_STILE_AT(GEMM_BH_TILE, (unsigned char *)b.p + h * KBD_STILE_BYTES(b) / 2);
-            const int nh = n0 + h * GEMM_BH;
-            if (csize > 1)
-              kbd_tma_load_multicast(bh, &p.b, &full[s], pair, b_mn ? nh : k0, b_mn ? k0 : nh);
-            else
-              kbd_tma_load(bh, &p.b, &full[s], b_mn ? nh : k0, b_mn ? k0 : nh);
-          }
-        }
+        KBD_ELECT_ONE { GEMM_LOAD_STAGE(smem, &l, s, &p, &cl, m0, n0, kt * bk, &full[s]); }
       }
     }
   } else if (kbd_warp_id() == 1) {
@@ -108,9 +94,10 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
         kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
         kbd_mma_issue(acc0, a0, b, kt > 0);
         kbd_mma_issue(acc1, a1, b, kt > 0);
-        /* both MMAs (a commit tracks every MMA this thread issued); in a cluster the stage is freed in every CTA */
+        /* both MMAs (a commit tracks every MMA this thread issued); in a cluster the stage is freed in this CTA
+         * and its peers */
         if (csize > 1)
-          kbd_mma_commit_mc(acc0, &empty[s], pair);
+          kbd_mma_commit_mc(acc0, &empty[s], cl.peers);
         else
           kbd_mma_commit(acc0, &empty[s]);
       }
@@ -127,7 +114,7 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
     int j = 0;
     for (long long t = first; t < ctiles; t += step, ++j) {
       long long tm, tn;
-      gemm_cluster_tile(t, tiles_m, tiles_n, csize, rank, &tm, &tn);
+      gemm_cluster_tile(t, tiles_m, tiles_n, &cl, &tm, &tn);
       const int buf = j % GEMM_ACC_BUFS;
       kbd_acc_bind(acc, tmem, buf * GEMM_CONSUMERS * GEMM_BN + g * GEMM_BN, &accfull[buf]);
       kbd_acc_wait(acc, &accfull[buf], (unsigned)(j / GEMM_ACC_BUFS) & 1u);

@@ -50,7 +50,11 @@ static kbd_status gemm_check(const gemm_args *a) {
     return kbd_status_make(KBD_ERR_INVALID, "gemm_run: alpha = %g, beta = %g, scale_a = %g, scale_b = %g: all finite",
                            (double)a->alpha, (double)a->beta, (double)a->scale_a, (double)a->scale_b);
   if (a->cluster < 0 || a->cluster > 2)
-    return kbd_status_make(KBD_ERR_INVALID, "gemm_run: cluster = %d: 0 (choose), 1 or 2 CTAs per cluster", a->cluster);
+    return kbd_status_make(KBD_ERR_INVALID, "gemm_run: cluster = %d: 0 (choose), 1 or 2 CTAs per cluster along M",
+                           a->cluster);
+  if (a->cluster_n < 0 || a->cluster_n > 2)
+    return kbd_status_make(KBD_ERR_INVALID, "gemm_run: cluster_n = %d: 0 (one), 1 or 2 CTAs per cluster along N",
+                           a->cluster_n);
   if (a->grid < 0 || a->grid > 65535)
     return kbd_status_make(KBD_ERR_INVALID, "gemm_run: grid = %d: 0 (the default) or 1..65535 blocks", a->grid);
   if (a->m == 0 || a->n == 0 || a->k == 0) return kbd_status_ok(); /* a no-op (gemm.h); no pointer is read */
@@ -126,13 +130,14 @@ kbd_status gemm_run(const gemm_args *a, void *stream) {
   gemm_smem l;
   const kbd_smem_plan plan = gemm_layout(&l, a->fp8);
   if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
-  /* a pair of CTAs along M shares B (each loads half and multicasts it) when there are two tile rows to pair */
-  int csize;
-  const long long grid = gemm_launch_blocks(a->m, a->n, a->grid, a->cluster, &csize);
-  p.cluster = csize;
+  /* a pair of CTAs along M shares B (each loads half and multicasts it) when there are two tile rows to pair; a
+   * pair along N shares A when asked */
+  int cm, cn;
+  const long long grid = gemm_launch_blocks(a->m, a->n, a->grid, a->cluster, a->cluster_n, &cm, &cn);
+  p.cluster = cm, p.cluster_n = cn;
   const gemm_kernel_fn kernels[4] = {gemm_bf16_rr, gemm_bf16_rc, gemm_bf16_cr, gemm_bf16_cc};
   const gemm_kernel_fn kernel = a->fp8 ? gemm_e4m3_rc : kernels[a->a_col * 2 + a->b_col];
   kbd_launch_cfg cfg = kbd_cfg(kbd_dim((unsigned)grid, 1, 1), plan.bytes, stream);
-  if (csize > 1) cfg = kbd_cfg_cluster(cfg, (unsigned)csize, 1, 1);
+  if (cm * cn > 1) cfg = kbd_cfg_cluster(cfg, (unsigned)(cm * cn), 1, 1);
   return kernel(cfg, p);
 }

@@ -6,7 +6,8 @@
  *   --fp8               e4m3 A and B (A row-major, B column-major), per-tensor scales 0.5 and 0.25
  *   --alpha X --beta X  (default 1, 0)      --bias     add a per-column bias
  *   --act relu|gelu     --grid G            blocks of the persistent grid (default: tiles, at most 132)
- *   --cluster 1|2       CTAs per cluster sharing B by multicast (default: 2 when M spans two tiles)
+ *   --cluster 1|2       CTAs per cluster along M sharing B by multicast (default: 2 when M spans two tiles)
+ *   --cluster-n 1|2     CTAs per cluster along N sharing A by multicast (default: 1)
  * The GEMM itself is one gemm_run call (gemm_run.c: argument checks, tensor maps, launch).
  * Exit status 0 when every element is within the tolerance, 1 otherwise, 77 without a device (GPU build).
  */
@@ -30,7 +31,7 @@ static double gelu_ref(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); 
 
 int main(int argc, char **argv) {
   long long m = 300, n = 200, k = 150;
-  int a_col = 0, b_col = 0, d_f32 = 0, fp8 = 0, bias = 0, act = GEMM_ACT_NONE, npos = 0, cluster = 0;
+  int a_col = 0, b_col = 0, d_f32 = 0, fp8 = 0, bias = 0, act = GEMM_ACT_NONE, npos = 0, cluster = 0, cluster_n = 0;
   long long grid = 0;
   float alpha = 1.0f, beta = 0.0f;
   for (int i = 1; i < argc; ++i) {
@@ -52,6 +53,8 @@ int main(int argc, char **argv) {
       grid = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--cluster") && i + 1 < argc)
       cluster = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--cluster-n") && i + 1 < argc)
+      cluster_n = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
       ++i;
       act = !strcmp(argv[i], "relu") ? GEMM_ACT_RELU : !strcmp(argv[i], "gelu") ? GEMM_ACT_GELU : -1;
@@ -68,11 +71,12 @@ int main(int argc, char **argv) {
       act = -1;
     }
   }
-  if (m < 1 || n < 1 || k < 1 || act < 0 || grid < 0 || grid > 65535 || cluster < 0 || cluster > 2 ||
-      (fp8 && (a_col || !b_col) && (a_col || b_col))) {
+  if (m < 1 || n < 1 || k < 1 || act < 0 || grid < 0 || grid > 65535 || cluster < 0 || cluster > 2 || cluster_n < 0 ||
+      cluster_n > 2 || (fp8 && (a_col || !b_col) && (a_col || b_col))) {
     fprintf(stderr,
             "usage: %s [M N K] [--a-col] [--b-col] [--f32] [--fp8] [--alpha X] [--beta X] [--bias] "
-            "[--act relu|gelu] [--grid G] [--cluster 1|2]\n(--fp8 takes row-major A and column-major B: give no layout "
+            "[--act relu|gelu] [--grid G] [--cluster 1|2] [--cluster-n 1|2]\n(--fp8 takes row-major A and column-major "
+            "B: give no layout "
             "flag, "
             "or --b-col)\n",
             argv[0]);
@@ -153,9 +157,10 @@ int main(int argc, char **argv) {
   g.c = dc, g.ldc = ldd;
   g.bias = bias ? dbias : NULL;
   g.alpha = alpha, g.beta = beta, g.act = act, g.grid = (int)grid, g.cluster = cluster;
+  g.cluster_n = cluster_n;
   KBD_CHECK(gemm_run(&g, NULL));
-  int csize; /* the launch gemm_run made */
-  grid = gemm_launch_blocks(m, n, (int)grid, cluster, &csize);
+  int cm, cn; /* the launch gemm_run made */
+  grid = gemm_launch_blocks(m, n, (int)grid, cluster, cluster_n, &cm, &cn);
   KBD_CHECK(kbd_device_sync());
   KBD_CHECK(kbd_copy_to_host(hd, dd, (size_t)(m * ldd * dsz)));
 
@@ -192,14 +197,15 @@ int main(int argc, char **argv) {
 #else
   const char *mode = "GPU";
 #endif
-  printf("gemm (%s): %lld x %lld x %lld, A %s, B %s, %s%s, D %s, alpha %g beta %g%s, act %s, grid %lld, cluster %d: "
-         "worst |err| / sum|terms| %.2e, mismatches = %lld -> %s\n",
-         mode, m, n, k, a_col ? "col" : "row", b_col ? "col" : "row", fp8 ? "e4m3" : "bf16",
-         fp8 ? " (scales 0.5, 0.25)" : "", d_f32 ? "f32" : "bf16", alpha, beta, bias ? ", bias" : "",
-         act == GEMM_ACT_RELU   ? "relu"
-         : act == GEMM_ACT_GELU ? "gelu"
-                                : "none",
-         grid, csize, worst, bad, bad ? "FAILED" : "OK");
+  printf(
+      "gemm (%s): %lld x %lld x %lld, A %s, B %s, %s%s, D %s, alpha %g beta %g%s, act %s, grid %lld, cluster %d x %d: "
+      "worst |err| / sum|terms| %.2e, mismatches = %lld -> %s\n",
+      mode, m, n, k, a_col ? "col" : "row", b_col ? "col" : "row", fp8 ? "e4m3" : "bf16",
+      fp8 ? " (scales 0.5, 0.25)" : "", d_f32 ? "f32" : "bf16", alpha, beta, bias ? ", bias" : "",
+      act == GEMM_ACT_RELU   ? "relu"
+      : act == GEMM_ACT_GELU ? "gelu"
+                             : "none",
+      grid, cm, cn, worst, bad, bad ? "FAILED" : "OK");
   KBD_CHECK(kbd_free(da));
   KBD_CHECK(kbd_free(db));
   KBD_CHECK(kbd_free(dc));

@@ -2,7 +2,7 @@
 # gemm_random.sh PROGRAM COUNT SEED - runs the GEMM example COUNT times on shapes and options drawn from SEED
 # (awk's srand: the same draws on every run of the test), each under a scheduling seed and host-thread count
 # drawn too. M, N in 1..700, K in 1..600; layouts, D type, alpha/beta, bias, activation, fp8, a persistent grid
-# of 1..4 blocks (several tiles per block) and 1- or 2-CTA clusters at random. Fails on the first run that does not print "-> OK", naming
+# of 1..4 blocks (several tiles per block) and clusters of 1 or 2 CTAs along M and along N at random. Fails on the first run that does not print "-> OK", naming
 # its command line.
 prog=$1 count=$2 seed=$3
 awk -v n="$count" -v seed="$seed" 'BEGIN {
@@ -19,6 +19,7 @@ awk -v n="$count" -v seed="$seed" 'BEGIN {
     r = rand(); if (r < 0.25) o = o " --act relu"; else if (r < 0.5) o = o " --act gelu"
     if (rand() < 0.5) o = o " --grid " (1 + int(rand() * 4))
     r = rand(); if (r < 0.3) o = o " --cluster 1"; else if (r < 0.6) o = o " --cluster 2"
+    if (rand() < 0.4) o = o " --cluster-n 2"
     printf "%d %d %d %d %d%s\n", int(rand() * 8), 1 + int(rand() * 2), m, nn, k, o
   }
 }' | while read -r s t args; do

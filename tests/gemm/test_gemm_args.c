@@ -106,6 +106,7 @@ static void e_fp8_layout(gemm_args *g) { g->fp8 = 1, g->b_col = 0; }
 static void e_alpha(gemm_args *g) { g->alpha = (float)NAN; }
 static void e_grid(gemm_args *g) { g->grid = -3; }
 static void e_cluster(gemm_args *g) { g->cluster = 3; }
+static void e_cluster_n(gemm_args *g) { g->cluster_n = -1; }
 static void e_null_a(gemm_args *g) { g->a = NULL; }
 static void e_null_b(gemm_args *g) { g->b = NULL; }
 static void e_null_d(gemm_args *g) { g->d = NULL; }
@@ -129,6 +130,7 @@ static const ga_case ga_cases[] = {
     {"alpha NaN", "alpha = nan", e_alpha},
     {"grid", "grid = -3", e_grid},
     {"cluster", "cluster = 3", e_cluster},
+    {"cluster_n", "cluster_n = -1: 0 (one), 1 or 2 CTAs per cluster along N", e_cluster_n},
     {"a NULL", "a is NULL", e_null_a},
     {"b NULL", "b is NULL", e_null_b},
     {"d NULL", "d is NULL", e_null_d},

@@ -1,10 +1,13 @@
-/* test_gemm_cluster_broken.c - the GEMM example's kernels with the cluster release broken: a CTA pair shares B (each
- * CTA multicasts its half into both), so a stage may be refilled only when the MMAs of BOTH CTAs have read it.
- * Here the stage is released in the CTA's own barrier only (kbd_mma_release_mc -> kbd_mma_release on sm_90a,
- * kbd_mma_commit_mc -> kbd_mma_commit on sm_100a): the barriers then count half the arrivals they wait for, and
- * the CPU machine must report it in the first run under the default schedule (a deadlock naming the producer's
- * wait, or a data race on the stage when the peer's multicast overtakes a reader). The control is the unbroken
- * example (gemm_args_sm* and tests/examples run it with clusters). Built per emulated arch.
+/* test_gemm_cluster_broken.c - the GEMM example's kernels with the cluster release broken. In a cluster the CTAs
+ * of a column share B and the CTAs of a row share A (each multicasts its share into its peers), so a stage may be
+ * refilled only when the MMAs of the CTA and of all its peers have read it. Two breaks, chosen at run time:
+ *   local        a CTA pair: the stage is released in the CTA's own barrier only (kbd_mma_release_mc ->
+ *                kbd_mma_release on sm_90a, kbd_mma_commit_mc -> kbd_mma_commit on sm_100a)
+ *   column only  a 2 x 2 cluster: the release reaches the column peer (B) but not the row peer (A)
+ * Either way the barriers count fewer arrivals than they wait for, and the CPU machine must report it in the first
+ * run under the default schedule (a deadlock naming the producer's wait, or a data race on the stage when a
+ * peer's multicast overtakes a reader). The control is the unbroken example (gemm_args_sm* and tests/examples run
+ * it with 1 x 2, 2 x 1 and 2 x 2 clusters). Built per emulated arch.
  */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <setjmp.h>
@@ -18,16 +21,31 @@
 
 #include "machine_test.h"
 
-/* the example's kernels with the release kept local (the kernel text itself is unchanged) */
+/* the example's kernels with the release broken (the kernel text itself is unchanged; `cl` is its gemm_cluster) */
+static int broken_column_only; /* 0: local, 1: column only */
 #include <kbd/mma.h>
 #undef kbd_mma_release_mc
 #undef kbd_mma_commit_mc
-#define kbd_mma_release_mc(acc, empty, mask) kbd_mma_release(acc, empty)
-#define kbd_mma_commit_mc(acc, bar, mask) kbd_mma_commit(acc, bar)
+#define kbd_mma_release_mc(acc, empty, mask)                                                                           \
+  do {                                                                                                                 \
+    (void)(mask);                                                                                                      \
+    if (broken_column_only)                                                                                            \
+      kbd__mma_release_mc_(acc, empty, cl.col);                                                                        \
+    else                                                                                                               \
+      kbd_mma_release(acc, empty);                                                                                     \
+  } while (0)
+#define kbd_mma_commit_mc(acc, bar, mask)                                                                              \
+  do {                                                                                                                 \
+    (void)(mask);                                                                                                      \
+    if (broken_column_only)                                                                                            \
+      kbd__mma_commit_mc_(acc, bar, cl.col);                                                                           \
+    else                                                                                                               \
+      kbd_mma_commit(acc, bar);                                                                                        \
+  } while (0)
 #include "gemm.cu"
 
-static void test_local_release(void **state) {
-  (void)state;
+static void run_broken(int column_only) {
+  broken_column_only = column_only;
   mt_env(1, -1);
   mt_quiet(1);
   enum { M = 600, N = 256, K = 192 };
@@ -43,16 +61,27 @@ static void test_local_release(void **state) {
   g.m = M, g.n = N, g.k = K;
   g.a = a, g.lda = K, g.b = b, g.ldb = N, g.d = d, g.ldd = N;
   g.alpha = 1.0f, g.scale_a = g.scale_b = 1.0f;
-  g.grid = 2, g.cluster = 2; /* one pair, several tiles each: stages are reused */
+  g.grid = column_only ? 4 : 2, g.cluster = 2; /* one cluster, several tiles each: stages are reused */
+  g.cluster_n = column_only ? 2 : 1;
   const kbd_status st = gemm_run(&g, NULL);
   if (st.code != KBD_ERR_DEADLOCK && st.code != KBD_ERR_RACE)
-    fail_msg("the broken cluster release was not reported: code %d: %s", st.code, st.msg);
+    fail_msg("the broken cluster release (%s) was not reported: code %d: %s", column_only ? "column only" : "local",
+             st.code, st.msg);
   assert_non_null(strstr(st.msg, "gemm_kernel"));
   print_message("reported (%s): %.160s\n", kbd_code_name(st.code), st.msg);
   kbd_free(a), kbd_free(b), kbd_free(d);
 }
 
+static void test_local_release(void **state) {
+  (void)state;
+  run_broken(0);
+}
+static void test_column_only_release(void **state) {
+  (void)state;
+  run_broken(1);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_local_release)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_local_release), cmocka_unit_test(test_column_only_release)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
