@@ -8,17 +8,17 @@
 #define ATTN_T kbd_bf16
 #define ATTN_KERNEL attn_bf16_64
 #define ATTN_D 64
-#include "attention_kernel.h"
+#include ATTN_TEXT_64
 #undef ATTN_KERNEL
 #undef ATTN_D
 #define ATTN_KERNEL attn_bf16_128
 #define ATTN_D 128
-#include "attention_kernel.h"
+#include ATTN_TEXT_128
 #undef ATTN_KERNEL
 #undef ATTN_D
 #define ATTN_KERNEL attn_bf16_256
 #define ATTN_D 256
-#include "attention_kernel.h"
+#include ATTN_TEXT_256
 #undef ATTN_KERNEL
 #undef ATTN_D
 #undef ATTN_DT
@@ -28,17 +28,17 @@
 #define ATTN_T kbd_f16
 #define ATTN_KERNEL attn_f16_64
 #define ATTN_D 64
-#include "attention_kernel.h"
+#include ATTN_TEXT_64
 #undef ATTN_KERNEL
 #undef ATTN_D
 #define ATTN_KERNEL attn_f16_128
 #define ATTN_D 128
-#include "attention_kernel.h"
+#include ATTN_TEXT_128
 #undef ATTN_KERNEL
 #undef ATTN_D
 #define ATTN_KERNEL attn_f16_256
 #define ATTN_D 256
-#include "attention_kernel.h"
+#include ATTN_TEXT_256
 
 /* Flash-decoding's second step: one warp per query row merges the splits' normalised outputs O_s with weights
  * exp(lse_s - m) / sum_s exp(lse_s - m), m = max_s lse_s; lse = m + ln(sum). A split that saw no key has

@@ -91,7 +91,7 @@ KBD_STATIC_ASSERT(2 * (ATTN_BN(128) + 128) <= ATTN_TMEM_COLS && ATTN_BN(256) + 2
  * unused on sm_90a, where the plan is the same so the host needs no arch), the barriers, the Tensor Memory slot. Sizes
  * depend on head_dim and the element type's size only (bf16 and f16 are both 2 bytes). */
 typedef struct attn_smem {
-  size_t q, k, v, pt, qfull, kfull, kempty, vfull, vempty, sdone, odone, tmem;
+  size_t q, k, v, pt, qfull, kfull, kempty, vfull, vempty, sdone, odone, sfull, pready, ofull, tmem;
 } attn_smem;
 
 #define ATTN_TILES(dt, D)                                                                                              \
@@ -121,12 +121,45 @@ ATTN_TILES(f16, 256)
     l->vempty = kbd_smem_plan_mbarriers(&p, "V empty", ATTN_STAGES);                                                   \
     l->sdone = kbd_smem_plan_mbarriers(&p, "S done", ATTN_CONSUMERS(D));                                               \
     l->odone = kbd_smem_plan_mbarriers(&p, "O done", ATTN_CONSUMERS(D));                                               \
+    l->sfull = kbd_smem_plan_mbarriers(&p, "S full", 2); /* the sm_100a MMA-warp text (attention_kernel_sm100.h) */    \
+    l->pready = kbd_smem_plan_mbarriers(&p, "P ready", 1);                                                             \
+    l->ofull = kbd_smem_plan_mbarriers(&p, "O full", 1);                                                               \
     l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);                                                       \
     return p;                                                                                                          \
   }
 ATTN_LAYOUT_FN(64)
 ATTN_LAYOUT_FN(128)
 ATTN_LAYOUT_FN(256)
+
+/* The kernel text of (arch, head_dim) (attention.cu includes it once per kernel). sm_90a: attention_kernel.h, the
+ * FA3 schedule. sm_100a: attention_kernel_sm100.h, FA4's roles (a TMA warp, an MMA warp, a softmax warpgroup of
+ * 128 rows with S, P and O in Tensor Memory) for head_dim 64 and 128; head_dim 256 keeps attention_kernel.h there
+ * too: its block is 64 query rows (S and O of 64 x 256 fill the budget with the shared P tile), and a 64-row P in
+ * Tensor Memory needs tcgen05.st.16x128b, which kbd does not offer yet (docs/design/mma-ts.md). Both texts keep
+ * the block shape (rows, threads, shared-memory plan), so the host code does not depend on the arch. nvcc's host
+ * pass (KBD_MMA_ARCH 0) must declare the same kernels as the device pass: it learns the target from
+ * __CUDA_ARCH_LIST__, so one nvcc call builds one arch (as examples/gemm). */
+#define ATTN__LIST_N(...) ATTN__LIST_N_(__VA_ARGS__, 3, 2, 1, 0)
+#define ATTN__LIST_N_(a, b, c, n, ...) n
+#define ATTN__LIST_FIRST(...) ATTN__LIST_FIRST_(__VA_ARGS__, 0)
+#define ATTN__LIST_FIRST_(a, ...) a
+#if KBD_MMA_ARCH == 0 && defined(__CUDA_ARCH_LIST__)
+#if ATTN__LIST_N(__CUDA_ARCH_LIST__) != 1
+#error                                                                                                                 \
+    "examples/attention: compile attention.cu for one GPU arch per nvcc call (sm_90a and sm_100a have different kernel texts)"
+#endif
+#define ATTN__TEXT_ARCH (ATTN__LIST_FIRST(__CUDA_ARCH_LIST__) / 10)
+#else
+#define ATTN__TEXT_ARCH KBD_MMA_ARCH
+#endif
+#if ATTN__TEXT_ARCH == 100
+#define ATTN_TEXT_64 "attention_kernel_sm100.h"
+#define ATTN_TEXT_128 "attention_kernel_sm100.h"
+#else
+#define ATTN_TEXT_64 "attention_kernel.h"
+#define ATTN_TEXT_128 "attention_kernel.h"
+#endif
+#define ATTN_TEXT_256 "attention_kernel.h"
 
 /* Key blocks [*kb0, *kb1) that packed rows [r0, r0 + n) of one (batch, kv head) need: all keys, or under the
  * causal mask those up to the last visible one of the last query (a block of rows that wraps to the next head
@@ -152,6 +185,18 @@ KBD_HD int attn_block_masked(int r0, int n, int k0, int bn, int seq_q, int seq_k
   if (!causal) return 0;
   const int qmin = (r0 + n - 1) / seq_q != r0 / seq_q ? 0 : r0 % seq_q;
   return k0 + bn - 1 > qmin + seq_k - seq_q;
+}
+
+/* How many columns of key block [k0, k0 + bn) packed row `row` sees: the keys before seq_k, and under the causal mask
+ * those up to its last visible key (its query index is row % seq_q). One compare per element against this bound
+ * (a value per row) is what a mask by position costs in the loop. */
+KBD_HD int attn_visible_cols(int row, int k0, int seq_q, int seq_k, int causal) {
+  int end = seq_k;
+  if (causal) {
+    const int last = row % seq_q + seq_k - seq_q + 1; /* keys [0, last) */
+    end = last < end ? last : end;
+  }
+  return end - k0;
 }
 
 /* The kernels: one per (type, head_dim); causal and splits are run-time parameters. */

@@ -4,9 +4,9 @@
  *                                             two 16-bit elements per 32-bit cell (kbd/mma_ts_layout.h)
  *   kbd_tmem_a_bind(a, &tm, col)              a uses columns col.. of the allocation: they may be an
  *                                             accumulator's (FA4 writes P over the columns of S)
- *   kbd_tmem_a_store(a, r, k0)                the warpgroup: columns k0..k0+C-1 of A = r, a KBD_ACC_TILE(dt, M, C)
- *                                             (the register view of an M-row accumulator, converted): tcgen05.st,
- *                                             not waited for. M = 128 only (below)
+ *   kbd_tmem_a_store(a, r, k0)                the warpgroup: columns k0..k0+C-1 of A = r, a KBD_ACC_TILE(dt or f32,
+ *                                             M, C) (the register view of an M-row accumulator; f32 is rounded to
+ *                                             dt): tcgen05.st, not waited for. M = 128 only (below)
  *   kbd_tmem_a_ready(a, &bar)                 each storing warp, after its stores: tcgen05.wait::st,
  *                                             fence::before_thread_sync, one arrive on bar (init it with
  *                                             KBD_ACC_RELEASES(storing threads)): the MMA warp may read A
@@ -53,7 +53,9 @@
   KBD_STATIC_ASSERT((M) == 128 || (M) == 64, KBD__TMEM_A_RULE_M);                                                      \
   KBD_STATIC_ASSERT((K) >= 16 && (K) <= 512 && (K) % 16 == 0, KBD__TMEM_A_RULE_K)
 
-#define KBD_TMEM_A(dt, M, K)                                                                                           \
+/* (through a second macro so that dt, M and K are expanded first: a kernel text passes its own macros) */
+#define KBD_TMEM_A(dt, M, K) KBD__TMEM_A(dt, M, K)
+#define KBD__TMEM_A(dt, M, K)                                                                                          \
   struct {                                                                                                             \
     KBD__TMEM_A_CHECKS(dt, M, K);                                                                                      \
     uint32_t taddr;                                                                                                    \
@@ -75,7 +77,8 @@
 #define KBD__MMA_TS_RULE_TYPES "kbd_mma_ts_issue: b must have the type of a (bf16 x bf16 or f16 x f16)"
 #define KBD__MMA_TS_RULE_F16ACC "kbd_mma_ts_issue: an f16 accumulator takes f16 operands only (bf16 accumulates in f32)"
 #define KBD__TMEM_A_RULE_VIEW                                                                                          \
-  "kbd_tmem_a_store: r must be KBD_ACC_TILE(dt, 128, C) with the type and rows of a, C <= K a multiple of 8 (a "       \
+  "kbd_tmem_a_store: r must be KBD_ACC_TILE(dt, 128, C) with the type (or f32) and rows of a, C <= K a multiple of 8 " \
+  "(a "                                                                                                                \
   "KBD_TMEM_A "                                                                                                        \
   "of 64 rows cannot be stored yet: docs/mma.md)"
 
@@ -91,12 +94,13 @@
 
 /* The warp's 32 lanes of rows 32(w%4).. of a 128-row A: register j of the thread of row m holds elements
  * k0 + 2j, k0 + 2j + 1 (one cell), stored with tcgen05.st.32x32b (thread l <-> lane 32(w%4) + l, register j <->
- * column j). Chunks of at most 32 registers keep each asm statement's operand list short. */
-KBD_DEV void kbd__tmem_a_store(uint32_t taddr, const void *v, int npt, int m_total, int kcols, int cols, int k0,
-                               KBD_SITE_PARAMS) {
+ * column j). An f32 view is rounded to A's type while packing (f16a: f16, else bf16): a softmax's f32 P then
+ * never exists as a 16-bit register tile, and the pair's two roundings can become one cvt.rn.bf16x2.f32. Chunks
+ * of at most 32 registers keep each asm statement's operand list short. */
+KBD_DEV void kbd__tmem_a_store(uint32_t taddr, const void *v, int npt, int vsize, int f16a, int m_total, int kcols,
+                               int cols, int k0, KBD_SITE_PARAMS) {
   kbd_hw_tmem_a_cols(k0, cols, kcols, KBD_SITE_ARGS);
 #if KBD_MMA_ARCH == 100
-  const uint16_t *const h = (const uint16_t *)v; /* kbd_bf16 / kbd_f16: one uint16_t member */
   const uint32_t lane0 = kbd_tmem_a_pos_of(m_total, 2, 32 * (kbd_warp_id() & 3), 0).lane << 16;
   uint32_t cells[KBD_LANES_HELD * 32];
   const int per = cols / 2; /* registers per thread */
@@ -107,21 +111,31 @@ KBD_DEV void kbd__tmem_a_store(uint32_t taddr, const void *v, int npt, int m_tot
       KBD_UNROLL
       for (int j = 0; j < chunk; ++j) {
         const int e = 2 * (c + j); /* the view's element of k0 + e */
+        uint32_t x0, x1;
+        if (vsize == 4) {
+          const float *f = (const float *)v + l * npt + e;
+          x0 = f16a ? kbd_f32_to_f16(f[0]).bits : kbd_f32_to_bf16(f[0]).bits;
+          x1 = f16a ? kbd_f32_to_f16(f[1]).bits : kbd_f32_to_bf16(f[1]).bits;
+        } else {
+          const uint16_t *h = (const uint16_t *)v + l * npt + e; /* kbd_bf16 / kbd_f16: one uint16_t member */
+          x0 = h[0];
+          x1 = h[1];
+        }
         const kbd_tmem_a_pos lo = kbd_tmem_a_pos_of(m_total, 2, 0, k0 + e),
                              hi = kbd_tmem_a_pos_of(m_total, 2, 0, k0 + e + 1);
-        cells[l * 32 + j] = (uint32_t)h[l * npt + e] << (8u * lo.byte) | (uint32_t)h[l * npt + e + 1] << (8u * hi.byte);
+        cells[l * 32 + j] = x0 << (8u * lo.byte) | x1 << (8u * hi.byte);
       }
     }
     kbd_hw_tmem_st(taddr + lane0 + kbd_tmem_a_pos_of(m_total, 2, 0, k0 + 2 * c).col, cells, 32, KBD_TMEM_32X32B, chunk,
                    KBD_SITE_ARGS);
   }
 #else
-  (void)v, (void)npt, (void)taddr, (void)m_total, (void)cols, (void)k0;
+  (void)v, (void)npt, (void)vsize, (void)f16a, (void)taddr, (void)m_total, (void)cols, (void)k0;
 #endif
 }
 #define kbd__tmem_a_store_(a, r, k0)                                                                                   \
-  kbd__tmem_a_store((a).taddr, (const void *)&(r).v[0][0], KBD__VIEW_NPT(r), KBD_ROWS(a), KBD_COLS(a), KBD_COLS(r),    \
-                    (int)(k0), KBD_SITE)
+  kbd__tmem_a_store((a).taddr, (const void *)&(r).v[0][0], KBD__VIEW_NPT(r), (int)sizeof((r).v[0][0]),                 \
+                    KBD_DTYPE(a) == KBD_DT_f16, KBD_ROWS(a), KBD_COLS(a), KBD_COLS(r), (int)(k0), KBD_SITE)
 
 /* The stores are complete (wait::st) and ordered before the arrive (fence::before_thread_sync): the MMA warp's
  * wait + fence::after_thread_sync then orders its MMA after them (ptx-reference 5.8). */
@@ -174,7 +188,8 @@ KBD_DEV void kbd__umma_ts_issue_warp(uint32_t dtaddr, uint32_t ataddr, int m_tot
     KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_TS_RULE_ARCH("kbd_tmem_a_store"));                                  \
     KBD_STATIC_ASSERT(KBD_KIND(a) == KBD_KIND_TMEM_A, KBD__MMA_TS_RULE_A("kbd_tmem_a_store"));                         \
     KBD__IS_REG(r);                                                                                                    \
-    KBD_STATIC_ASSERT(KBD_ROWS(a) == 128 && KBD_ROWS(r) == 128 && KBD_DTYPE(r) == KBD_DTYPE(a) &&                      \
+    KBD_STATIC_ASSERT(KBD_ROWS(a) == 128 && KBD_ROWS(r) == 128 &&                                                      \
+                          (KBD_DTYPE(r) == KBD_DTYPE(a) || KBD_DTYPE(r) == KBD_DT_f32) &&                              \
                           KBD_LAYOUT(r) == KBD_ACC_LAYOUT(128) && KBD_SCOPE(r) == KBD_WARPGROUP &&                     \
                           KBD_COLS(r) <= KBD_COLS(a) && KBD_COLS(r) % 8 == 0,                                          \
                       KBD__TMEM_A_RULE_VIEW);                                                                          \

@@ -236,7 +236,7 @@ static inline void kbd_hw_umma_ts(uint32_t dtmem, int kind, uint32_t idesc, uint
       const size_t x = (size_t)(alane + p.lane) * KBD_TMEM_COLS + acol + p.col;
       if (p.byte == 0) kbd_cpu_ts_check_cell(w, S, x, KBD_SITE_ARGS);
       const uint32_t bits = S->tm_val[x] >> (8u * p.byte);
-      const unsigned char b[2] = {(unsigned char)(bits & 0xFFu), (unsigned char)((bits >> 8) & 0xFFu)};
+      const unsigned char b[4] = {(unsigned char)(bits & 0xFFu), (unsigned char)((bits >> 8) & 0xFFu), 0, 0};
       const double v = kbd_cpu_mma_elem(s.ta, b);
       S->sa[r * s.kel + k] = s.nega ? -v : v;
     }
