@@ -87,6 +87,9 @@ typedef struct attn_combine_params {
 KBD_STATIC_ASSERT(2 * (ATTN_BN(128) + 128) <= ATTN_TMEM_COLS && ATTN_BN(256) + 256 <= ATTN_TMEM_COLS,
                   "attention: S and O of every consumer must fit the Tensor Memory allocation");
 
+/* attn_q128_*: the block's Q as one 128-row tile and attn_qbox_*: one 64 x 64 TMA box of it (the sm_100a text: the
+ * plan's two Q tiles are exactly its bytes; its layout is box-major - columns 64c.. of all 128 rows, then the next
+ * 64 columns - so box (c, h) starts at (128 c + 64 h) rows of 128 bytes). */
 /* Shared memory of one block: Q tiles, the K and V rings, a P tile per consumer (sm_100a's MMA reads P there;
  * unused on sm_90a, where the plan is the same so the host needs no arch), the barriers, the Tensor Memory slot. Sizes
  * depend on head_dim and the element type's size only (bf16 and f16 are both 2 bytes). */
@@ -98,7 +101,9 @@ typedef struct attn_smem {
   typedef KBD_STILE(dt, ATTN_WM, D, KBD_SWIZZLE_128B) attn_q_##dt##_##D;                                               \
   typedef KBD_STILE(dt, ATTN_BN(D), D, KBD_SWIZZLE_128B) attn_k_##dt##_##D;                                            \
   typedef KBD_STILE_MN(dt, D, ATTN_BN(D), KBD_SWIZZLE_128B) attn_v_##dt##_##D;                                         \
-  typedef KBD_STILE(dt, ATTN_WM, ATTN_BN(D), KBD_SWIZZLE_128B) attn_p_##dt##_##D;
+  typedef KBD_STILE(dt, ATTN_WM, ATTN_BN(D), KBD_SWIZZLE_128B) attn_p_##dt##_##D;                                      \
+  typedef KBD_STILE(dt, 2 * ATTN_WM, D, KBD_SWIZZLE_128B) attn_q128_##dt##_##D;                                        \
+  typedef KBD_STILE(dt, ATTN_WM, 64, KBD_SWIZZLE_128B) attn_qbox_##dt##_##D;
 ATTN_TILES(bf16, 64)
 ATTN_TILES(bf16, 128)
 ATTN_TILES(bf16, 256)

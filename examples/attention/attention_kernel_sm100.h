@@ -27,11 +27,7 @@
 #define ATTN_SM 128  /* query rows of the softmax warpgroup: one M = 128 MMA, thread t = row t */
 #define ATTN_QBOX 64 /* rows of the Q tensor map's box (attention_run.c: the block of attention_kernel.h) */
 
-/* Q of the block as the MMA reads it (128 rows), and one TMA box of it (64 rows x 64 columns). The plan's Q tiles
- * (ATTN_CONSUMERS(D) tiles of 64 x D) are exactly this tile's bytes; its layout is box-major (columns 64c.. of all
- * 128 rows, then the next 64 columns), so box (c, h) starts at (128 c + 64 h) rows of 128 bytes. */
-typedef KBD_STILE(ATTN_DT, ATTN_SM, ATTN_D, KBD_SWIZZLE_128B) ATTN__NAME(attn_q128_, ATTN_DT, ATTN_D);
-typedef KBD_STILE(ATTN_DT, ATTN_QBOX, 64, KBD_SWIZZLE_128B) ATTN__NAME(attn_qbox_, ATTN_DT, ATTN_D);
+/* Q of the block as the MMA reads it (128 rows), and one TMA box of it (attention.h: ATTN_TILES) */
 #define ATTN_Q128 ATTN__NAME(attn_q128_, ATTN_DT, ATTN_D)
 #define ATTN_QB ATTN__NAME(attn_qbox_, ATTN_DT, ATTN_D)
 KBD_STATIC_ASSERT(ATTN_BM(ATTN_D) == ATTN_SM && ATTN_CONSUMERS(ATTN_D) == 2,
