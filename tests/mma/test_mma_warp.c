@@ -39,7 +39,7 @@ typedef struct mw_params {
 typedef KBD_STILE(bf16, MW_M, MW_K, KBD_SWIZZLE_128B) mw_a;
 typedef KBD_STILE(bf16, MW_N, MW_K, KBD_SWIZZLE_128B) mw_b;
 
-static int mw_line_issue, mw_line_load;
+static int mw_line_issue, mw_line_load, mw_line_commit;
 
 KBD_KERNEL(mw_kernel, 256, mw_params) {
   KBD_SHARED_STILE(mw_a, a);
@@ -81,7 +81,7 @@ KBD_KERNEL(mw_kernel, 256, mw_params) {
         kbd_mbarrier_wait(&accempty[buf], free_parity);
       MT_MARK(mw_line_issue); kbd_mma_issue(acc, a, b, 0);
       if (t % 3 == 1) kbd_mma_issue(acc, a, b, 1);
-      if (p.brk != MW_COMMIT_OTHER_WARP) kbd_mma_commit(acc, &accfull[buf]);
+      MT_MARK(mw_line_commit); if (p.brk != MW_COMMIT_OTHER_WARP) kbd_mma_commit(acc, &accfull[buf]);
     }
     if (p.brk == MW_COMMIT_OTHER_WARP) {
       KBD_ELECT_ONE { kbd_mbarrier_arrive(done); }
@@ -187,12 +187,19 @@ static void test_release_early(void **state) {
 }
 
 /* No wait at all: the MMA warp runs ahead and may lap the epilogue's accfull phase (then the epilogue waits for a
- * parity that came and went: a deadlock report naming its wait) or overwrite a read buffer (a data race). */
+ * parity that came and went: a deadlock report naming its wait, the lap and the commit that completed the phase it
+ * missed) or overwrite a read buffer (a data race). */
 static void test_no_empty_wait(void **state) {
   (void)state;
   mt_env(1, -1);
   const kbd_status st = mw_run(4, MW_NO_EMPTY_WAIT);
   if (st.code != KBD_ERR_RACE && st.code != KBD_ERR_DEADLOCK) fail_msg("not reported: %s", st.msg);
+  if (st.code == KBD_ERR_DEADLOCK) { /* the report names the lap and the arrival that made it */
+    char want[512];
+    mt_fmt(want, sizeof want, "completed by the arrival at %s:%d", __FILE__, MT_LINE(mw_line_commit));
+    assert_non_null(strstr(st.msg, "lapped: phases 0 (parity 0"));
+    assert_non_null(strstr(st.msg, want));
+  }
   assert_non_null(strstr(st.msg, "test_mma_warp.c:"));
 }
 

@@ -130,6 +130,8 @@ static inline void kbd_cpu_mbar_observe(kbd_cpu_warp *w, kbd_cpu_mbar *m, const 
 static inline void kbd_cpu_mbar_check(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
   if (m->pending != 0 || m->tx != 0) return;
   kbd_cpu_mbar_order_check(cta, m);
+  m->done_file[m->phase & 1u] = m->arr_file;
+  m->done_line[m->phase & 1u] = m->arr_line;
   m->phase++;
   KBD_CPU_TRACE_MBAR_DONE(cta, m);
   m->pending = m->expected;
@@ -166,6 +168,8 @@ static inline void kbd_cpu_mbar_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int c
   kbd_cpu_release_into(m->clk, w);
   kbd_cpu_tick(w);
   m->pending -= count;
+  m->arr_file = file;
+  m->arr_line = line;
 }
 
 static inline void kbd_hw_mbar_init(uint64_t *bar, uint32_t count, KBD_SITE_PARAMS) {
@@ -297,6 +301,19 @@ static inline int kbd_cpu_mbar_describe(const kbd_cpu_warp *w, char *buf, size_t
                   ", %d bytes landed that no expect-tx announced (a plain arrive where "
                   "kbd_mbarrier_arrive_expect_tx belongs?)",
                   (int)-m->tx);
+  /* Lapped: a phase of the parity this warp waits for completed (and the one after it too) since the warp last
+   * saw this barrier complete, so the warp now waits for the phase after that. A waiter the arriving side must
+   * not outrun by two phases - the usual cause is a missing wait on the arriving side (e.g. for the "empty"
+   * barrier this warp releases) - would rather have acquired that completed phase. */
+  const uint32_t seen = m->obs[w->id], par = (uint32_t)w->wait_arg & 1u;
+  if (m->phase >= 2u && seen + 2u <= m->phase && n >= 0 && (size_t)n < cap)
+    n += snprintf(buf + n, cap - (size_t)n,
+                  "; lapped: phases %u (parity %u, completed by the arrival at %s:%d) and %u completed since this "
+                  "warp last saw the barrier complete (%u phases seen), so it now waits for phase %u. If it meant "
+                  "phase %u, the arriving side ran two phases ahead of it: a wait that holds the arrivals back "
+                  "until this warp has consumed the phase (e.g. on the barrier this warp releases) is missing",
+                  m->phase - 2u, par, m->done_file[par] ? m->done_file[par] : "?", m->done_line[par], m->phase - 1u,
+                  seen, m->phase, m->phase - 2u);
   return n;
 }
 

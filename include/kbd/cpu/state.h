@@ -134,6 +134,10 @@ typedef struct kbd_cpu_mbar {
   uint32_t init_clk;   /* a fence.mbarrier_init made the init visible before a peer CTA uses the barrier */
   const char *tx_file; /* the last expect-tx, for a deadlock report */
   int tx_line;
+  const char *arr_file; /* the latest arrival of the current phase, and the one that completed the latest phase */
+  int arr_line;         /* of each parity: a deadlock report names who lapped a late waiter */
+  const char *done_file[2];
+  int done_line[2];
   uint32_t clk[KBD_CPU_MAX_GW];  /* join of the current phase's releasing arrivals */
   uint32_t done[KBD_CPU_MAX_GW]; /* the join of the last completed phase: what a successful wait acquires */
   /* Per warp of the CTA, its latest successful wait: 1 + the phase it saw complete (0: none yet), its clock then
