@@ -10,7 +10,7 @@
 #   gemm_none   gemm.h only                          no kernel: the fixed cost of the headers and nvcc's phases
 #   attn_all    examples/attention/attention.cu      six attention kernels (bf16, f16 x head_dim 64, 128, 256)
 #                                                    and the flash-decoding combine kernel
-#   attn_one    attention.h + attention_kernel.h     one kernel: bf16, head_dim 128
+#   attn_one    attention.h + the arch's text     one kernel: bf16, head_dim 128 (ATTN_TEXT_128: FA3 / FA4)
 #   attn_none   attention.h only
 # Wall clock (date +%s%N) and, with /usr/bin/time, the compiler's user+sys CPU time; median / min / max of N
 # interleaved runs (default 3) after one untimed warm-up run. The targets: the GEMM example <= 3 s and
@@ -63,7 +63,7 @@ printf '#include "gemm.h"\n' > gemm_none.cu
 printf '#include <math.h>\n#include "attention.h"\n' > attn_none.cu
 {
   printf '#include <math.h>\n#include "attention.h"\n#define ATTN_DT bf16\n#define ATTN_T kbd_bf16\n'
-  printf '#define ATTN_KERNEL attn_bf16_128\n#define ATTN_D 128\n#include "attention_kernel.h"\n'
+  printf '#define ATTN_KERNEL attn_bf16_128\n#define ATTN_D 128\n#include ATTN_TEXT_128\n'
 } > attn_one.cu
 
 case_cmd() { # key = <case>_sm<arch>
