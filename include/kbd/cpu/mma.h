@@ -78,6 +78,12 @@ typedef struct kbd_cpu_wgop {
   unsigned char *asnap[4]; /* 32 lanes x 16 bytes */
   uint32_t *res[4];        /* each warp's K-step sums, 32 lanes x N/2 (f32 or s32 bits) in WGMMA_ACC order */
   uint32_t issue_clk[4];   /* each warp's clock at its issue */
+  /* B, decoded once for the warpgroup by the first warp to issue (transposed: kel x N), and the 16-byte units it
+   * reads: each later warp checks those units against its own ordering instead of decoding B again (B was 4x
+   * the decode work of an instruction, and 40% of the sm_90a attention example's CPU time) */
+  double *bt;
+  uint32_t *bunits;
+  int nbunits;
 } kbd_cpu_wgop;
 
 typedef struct kbd_cpu_wg {
@@ -129,6 +135,11 @@ typedef struct kbd_cpu_mma_state {
   uint32_t fsnap[KBD_CPU_MAX_WARPS][KBD_CPU_MAX_WARPS];
   double *sa, *sb, *sbt; /* scratch: decoded operands of one MMA (up to 128 x 32 and 256 x 32), B transposed */
   void *ts;              /* cpu/mma_ts.h: unwaited tcgen05.st and the A reads of MMAs with A in Tensor Memory */
+  /* WGMMA_ACC for N = accmap_n: element i of lane l of warp q of the warpgroup is row (row - 16q) * N + col of
+   * that warp's 16 x N K-step sums - kbd_layout_wgmma_acc, evaluated once per N instead of once per element
+   * and instruction (its divisions by the run-time N were a third of the wgmma emulation's time) */
+  int accmap_n;
+  int32_t *accmap; /* 4 x 32 x N/2 */
 } kbd_cpu_mma_state;
 
 /* cpu/mma_ts.h (included at the end of this file): A operands in Tensor Memory */
@@ -154,6 +165,8 @@ static inline void kbd_cpu_wgop_free(kbd_cpu_wgop *op) {
     free(op->res[q]);
     free(op->asnap[q]);
   }
+  free(op->bt);
+  free(op->bunits);
   free(op);
 }
 static inline void kbd_cpu_umma_free(kbd_cpu_umma *u) {
@@ -196,7 +209,28 @@ static inline void kbd_cpu_mma_destroy(void *p) {
   free(S->sb);
   free(S->sbt);
   free(S->ts);
+  free(S->accmap);
   free(S);
+}
+
+/* The WGMMA_ACC map of kbd_cpu_mma_state for N = n (rebuilt when N changes). */
+static inline const int32_t *kbd_cpu_wgacc_map(kbd_cpu_mma_state *S, int n) {
+  if (S->accmap_n != n) {
+    free(S->accmap);
+    S->accmap = (int32_t *)malloc(sizeof(int32_t) * 4u * 32u * (size_t)(n / 2));
+    if (!S->accmap) {
+      fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+      abort();
+    }
+    for (int q = 0; q < 4; ++q)
+      for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < n / 2; ++i) {
+          const kbd_coord c = kbd_layout_wgmma_acc(64, n, 32 * q + l, i);
+          S->accmap[(q * 32 + l) * (n / 2) + i] = (c.row - 16 * q) * n + c.col;
+        }
+    S->accmap_n = n;
+  }
+  return S->accmap;
 }
 
 static inline void kbd_cpu_mma_exit(kbd_cpu_warp *w);
@@ -361,11 +395,21 @@ static inline void kbd_cpu_mma_chunk_add(kbd_cpu_mma_chunks *c, const kbd_cpu_sh
 }
 
 /* Decodes rows row0 .. row0+nrows-1 of one K-step of an operand into out[r][k] (r from 0, kel per row),
- * checking every 16-byte unit read; ch (may be NULL) collects the units. */
-static inline void kbd_cpu_mma_operand(kbd_cpu_cta *cta, kbd_cpu_warp *w, int arch, uint64_t desc, int type, int major,
-                                       int row0, int nrows, int kel, int neg, double *out, kbd_cpu_mma_chunks *ch,
-                                       const char *what, KBD_SITE_PARAMS) {
+ * checking every 16-byte unit read; ch (may be NULL) collects the units, and so does units (may be NULL: a
+ * malloc'd array of *nunits offsets). */
+static inline void kbd_cpu_mma_operand_u(kbd_cpu_cta *cta, kbd_cpu_warp *w, int arch, uint64_t desc, int type,
+                                         int major, int row0, int nrows, int kel, int neg, double *out,
+                                         kbd_cpu_mma_chunks *ch, uint32_t **units, int *nunits, const char *what,
+                                         KBD_SITE_PARAMS) {
   const int es = kbd_mma_type_bytes(type);
+  if (units) {
+    *nunits = 0;
+    *units = (uint32_t *)malloc(sizeof(uint32_t) * ((size_t)nrows * (size_t)kel * (size_t)es / 16u + 1u));
+    if (!*units) {
+      fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+      abort();
+    }
+  }
   const size_t top = cta->smem_top;
   for (int r = 0; r < nrows; ++r)
     for (int k = 0; k < kel; ++k) {
@@ -379,22 +423,32 @@ static inline void kbd_cpu_mma_operand(kbd_cpu_cta *cta, kbd_cpu_warp *w, int ar
       if ((a & 15u) == 0) {
         kbd_cpu_mma_check_unit(cta, w, a, what, KBD_SITE_ARGS);
         if (ch) kbd_cpu_mma_chunk_add(ch, &cta->sh, a);
+        if (units) (*units)[(*nunits)++] = a;
       }
       const double v = kbd_cpu_mma_elem(type, cta->smem + a);
       out[r * kel + k] = neg ? -v : v;
     }
 }
+static inline void kbd_cpu_mma_operand(kbd_cpu_cta *cta, kbd_cpu_warp *w, int arch, uint64_t desc, int type, int major,
+                                       int row0, int nrows, int kel, int neg, double *out, kbd_cpu_mma_chunks *ch,
+                                       const char *what, KBD_SITE_PARAMS) {
+  kbd_cpu_mma_operand_u(cta, w, arch, desc, type, major, row0, nrows, kel, neg, out, ch, NULL, NULL, what,
+                        KBD_SITE_ARGS);
+}
 
 /* res[r * n + c] = the K-step sum of A row r and B row c, rounded once (f32), or wrapped (s32). Each sum runs
  * over k in order; the loop over c inside keeps that order per element and lets the compiler vectorise across
  * columns (bt: B transposed, scratch of kel x n). */
-static inline void kbd_cpu_mma_dot(const kbd_cpu_mma_shape *s, const double *A, int rows, const double *B, double *bt,
-                                   uint32_t *res) {
+static inline void kbd_cpu_mma_transpose(const kbd_cpu_mma_shape *s, const double *B, double *bt) {
   const int kel = s->kel, n = s->n;
-  double acc[256];
   for (int c = 0; c < n; ++c)
     for (int k = 0; k < kel; ++k)
       bt[k * n + c] = B[c * kel + k];
+}
+static inline void kbd_cpu_mma_dot_t(const kbd_cpu_mma_shape *s, const double *A, int rows, const double *bt,
+                                     uint32_t *res) {
+  const int kel = s->kel, n = s->n;
+  double acc[256];
   for (int r = 0; r < rows; ++r) {
     const double *a = A + r * kel;
     for (int c = 0; c < n; ++c)
@@ -407,6 +461,11 @@ static inline void kbd_cpu_mma_dot(const kbd_cpu_mma_shape *s, const double *A, 
     for (int c = 0; c < n; ++c) /* s32: |sum| < 2^21, exact in double */
       res[r * n + c] = s->td == KBD_MMA_S32 ? (uint32_t)(int64_t)acc[c] : kbd_cvt_f32_bits((float)acc[c]);
   }
+}
+static inline void kbd_cpu_mma_dot(const kbd_cpu_mma_shape *s, const double *A, int rows, const double *B, double *bt,
+                                   uint32_t *res) {
+  kbd_cpu_mma_transpose(s, B, bt);
+  kbd_cpu_mma_dot_t(s, A, rows, bt, res);
 }
 
 /* D := (accumulate ? D + sum : sum) in f32, or s32 (wrapping, or saturating with the idesc's saturate bit), or for
@@ -619,21 +678,30 @@ static inline void kbd_cpu_wgmma_issue(void *d, int ld, int kind, uint32_t idesc
     kbd_cpu_mma_operand(cta, w, KBD_MMA_SM90, adesc, s.ta, s.amaj, 16 * q, 16, s.kel, s.nega, S->sa, &op->ch,
                         "wgmma.mma_async (operand A)", KBD_SITE_ARGS);
   }
-  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM90, bdesc, s.tb, s.bmaj, 0, s.n, s.kel, s.negb, S->sb,
-                      op->mask ? NULL : &op->ch, "wgmma.mma_async (operand B)", KBD_SITE_ARGS);
+  if (!op->bt) {
+    kbd_cpu_mma_operand_u(cta, w, KBD_MMA_SM90, bdesc, s.tb, s.bmaj, 0, s.n, s.kel, s.negb, S->sb, &op->ch, &op->bunits,
+                          &op->nbunits, "wgmma.mma_async (operand B)", KBD_SITE_ARGS);
+    op->bt = (double *)malloc(sizeof(double) * (size_t)s.kel * (size_t)s.n);
+    if (!op->bt) {
+      fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+      abort();
+    }
+    kbd_cpu_mma_transpose(&s, S->sb, op->bt);
+  } else {
+    for (int i = 0; i < op->nbunits; ++i)
+      kbd_cpu_mma_check_unit(cta, w, op->bunits[i], "wgmma.mma_async (operand B)", KBD_SITE_ARGS);
+  }
   uint32_t *rows = (uint32_t *)malloc(sizeof(uint32_t) * 16u * (size_t)s.n);
   op->res[q] = (uint32_t *)malloc(sizeof(uint32_t) * 16u * (size_t)s.n);
   if (!rows || !op->res[q]) {
     fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
     abort();
   }
-  kbd_cpu_mma_dot(&s, S->sa, 16, S->sb, S->sbt, rows);
+  kbd_cpu_mma_dot_t(&s, S->sa, 16, op->bt, rows);
   /* WGMMA_ACC: thread t = 32q + l holds element i at (row, col) = kbd_layout_wgmma_acc(64, N, t, i) */
-  for (int l = 0; l < 32; ++l)
-    for (int i = 0; i < s.n / 2; ++i) {
-      const kbd_coord c = kbd_layout_wgmma_acc(64, s.n, 32 * q + l, i);
-      op->res[q][l * (s.n / 2) + i] = rows[(c.row - 16 * q) * s.n + c.col];
-    }
+  const int32_t *map = kbd_cpu_wgacc_map(S, s.n) + q * 32 * (s.n / 2);
+  for (int j = 0; j < 32 * (s.n / 2); ++j)
+    op->res[q][j] = rows[map[j]];
   free(rows);
   op->d[q] = d;
   op->ld[q] = ld;
