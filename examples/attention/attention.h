@@ -23,8 +23,10 @@
  *     block j, so the MMAs run while the warpgroups compute exponentials.
  *   - splits > 1 (flash-decoding): grid z splits the key range; each split writes its normalised O and lse
  *     in f32 to a workspace, and a second kernel combines them with the lse weights.
- * The same source is the sm_90a kernel (wgmma, accumulators in registers), the sm_100a kernel (tcgen05.mma,
- * S and O in Tensor Memory) and the CPU kernel.
+ * attention_kernel.h is the sm_90a kernel (wgmma, accumulators in registers) and the sm_100a kernel of head_dim 256
+ * (tcgen05.mma, S and O in Tensor Memory); attention_kernel_sm100.h, the sm_100a kernel of head_dim 64 and 128,
+ * keeps this block but gives it FlashAttention-4's roles (a TMA warp, an MMA warp, a 128-row softmax warpgroup; S,
+ * P and O in Tensor Memory). Each is also the CPU kernel of its arch.
  */
 #ifndef ATTENTION_H
 #define ATTENTION_H

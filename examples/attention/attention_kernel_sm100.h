@@ -10,8 +10,8 @@
  *   warp 1          the MMA warp: S_j = Q K_j^T into Tensor Memory buffer j % 2, one key block ahead of the
  *                   softmax; O += P_j V_j with P from Tensor Memory; every completion is a tcgen05.commit
  *   warpgroup 1     the softmax warpgroup, thread t = row t (M = 128): S_j with tcgen05.ld, the online softmax,
- *                   the correction (O *= exp(m_old - m_new) once P V of block j-1 is complete), P_j written back
- *                   over S_j's columns with tcgen05.st, then one arrive per warp for the MMA warp
+ *                   P_j written back over S_j's columns with tcgen05.st, the correction (O *= exp(m_old - m_new)
+ *                   once P V of block j-1 is complete), then one arrive per warp for the MMA warp
  *   warps 2-3, warpgroup 2   idle: they give their registers to the softmax warpgroup
  * Tensor Memory (512 columns): S_0 [0, BN), S_1 [BN, 2 BN), O [2 BN, 2 BN + D); P_j is the first BN/2 columns of
  * S_{j%2} (bf16, two per 32-bit cell). Two S buffers let the MMA warp compute S_{j+1} while the softmax works on
