@@ -96,7 +96,7 @@ KBD_STATIC_ASSERT(2 * (ATTN_BN(128) + 128) <= ATTN_TMEM_COLS && ATTN_BN(256) + 2
  * unused on sm_90a, where the plan is the same so the host needs no arch), the barriers, the Tensor Memory slot. Sizes
  * depend on head_dim and the element type's size only (bf16 and f16 are both 2 bytes). */
 typedef struct attn_smem {
-  size_t q, k, v, pt, qfull, kfull, kempty, vfull, vempty, sdone, odone, sfull, pready, ofull, tmem;
+  size_t q, k, v, pt, qfull, kfull, kempty, vfull, vempty, sdone, odone, sfull, pfree, pready, ofull, tmem;
 } attn_smem;
 
 #define ATTN_TILES(dt, D)                                                                                              \
@@ -128,7 +128,8 @@ ATTN_TILES(f16, 256)
     l->vempty = kbd_smem_plan_mbarriers(&p, "V empty", ATTN_STAGES);                                                   \
     l->sdone = kbd_smem_plan_mbarriers(&p, "S done", ATTN_CONSUMERS(D));                                               \
     l->odone = kbd_smem_plan_mbarriers(&p, "O done", ATTN_CONSUMERS(D));                                               \
-    l->sfull = kbd_smem_plan_mbarriers(&p, "S full", 2); /* the sm_100a MMA-warp text (attention_kernel_sm100.h) */    \
+    l->sfull = kbd_smem_plan_mbarriers(&p, "S full", 3); /* the sm_100a MMA-warp text (attention_kernel_sm100.h) */    \
+    l->pfree = kbd_smem_plan_mbarriers(&p, "P free", 3);                                                               \
     l->pready = kbd_smem_plan_mbarriers(&p, "P ready", 1);                                                             \
     l->ofull = kbd_smem_plan_mbarriers(&p, "O full", 1);                                                               \
     l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);                                                       \

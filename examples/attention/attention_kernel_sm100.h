@@ -7,15 +7,19 @@
  * so the host code does not depend on the arch. The roles:
  *   warp 0          the TMA warp: Q once (128 rows: 2 x head_dim/64 boxes of the 64-row map), then K_j and V_j
  *                   into the 2-stage rings (full/empty mbarriers)
- *   warp 1          the MMA warp: S_j = Q K_j^T into Tensor Memory buffer j % 2, one key block ahead of the
+ *   warp 1          the MMA warp: S_j = Q K_j^T into Tensor Memory buffer j % 3, one key block ahead of the
  *                   softmax; O += P_j V_j with P from Tensor Memory; every completion is a tcgen05.commit
  *   warpgroup 1     the softmax warpgroup, thread t = row t (M = 128): S_j with tcgen05.ld, the online softmax,
  *                   P_j written back over S_j's columns with tcgen05.st, the correction (O *= exp(m_old - m_new)
  *                   once P V of block j-1 is complete), then one arrive per warp for the MMA warp
  *   warps 2-3, warpgroup 2   idle: they give their registers to the softmax warpgroup
- * Tensor Memory (512 columns): S_0 [0, BN), S_1 [BN, 2 BN), O [2 BN, 2 BN + D); P_j is the first BN/2 columns of
- * S_{j%2} (bf16, two per 32-bit cell). Two S buffers let the MMA warp compute S_{j+1} while the softmax works on
- * S_j: the tensor cores run under the exponentials.
+ * Tensor Memory (512 columns): S buffers b = 0, 1, 2 at [b BN, (b + 1) BN), O [3 BN, 3 BN + D); P_j is the first
+ * BN/2 columns of S buffer j % 3 (bf16, two per 32-bit cell). The MMA warp computes S_{j+1} while the softmax works
+ * on S_j (the tensor cores run under the exponentials), and S_{j+1} must not overwrite a P that a P V still reads:
+ * PTX orders two MMAs of one thread only when they share the accumulator (ptx-reference 5.8), and P_{j-1} V_{j-1}
+ * accumulates into O, not into S. With three buffers S_{j+1} replaces P_{j-2}, and the MMA warp waits for
+ * P_{j-2} V_{j-2} to complete (its commit to pfree[(j-2) % 3]) first - an MMA issued two blocks ago, so the wait
+ * rarely stalls the tensor pipe, where with two buffers it would wait for the MMA issued just before.
  */
 #define ATTN__NAME2(a, b, c) a##b##_##c
 #define ATTN__NAME(a, b, c) ATTN__NAME2(a, b, c)
@@ -32,8 +36,8 @@
 #define ATTN_QB ATTN__NAME(attn_qbox_, ATTN_DT, ATTN_D)
 KBD_STATIC_ASSERT(ATTN_BM(ATTN_D) == ATTN_SM && ATTN_CONSUMERS(ATTN_D) == 2,
                   "attention_kernel_sm100.h: one softmax warpgroup of 128 rows per block of attention_kernel.h");
-KBD_STATIC_ASSERT(2 * ATTN_BN(ATTN_D) + ATTN_D <= ATTN_TMEM_COLS,
-                  "attention_kernel_sm100.h: two S buffers and O must fit the Tensor Memory allocation");
+KBD_STATIC_ASSERT(3 * ATTN_BN(ATTN_D) + ATTN_D <= ATTN_TMEM_COLS,
+                  "attention_kernel_sm100.h: three S buffers and O must fit the Tensor Memory allocation");
 
 KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
   attn_smem l;
@@ -45,7 +49,8 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
   kbd_mbarrier *kempty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.kempty);
   kbd_mbarrier *vfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.vfull);
   kbd_mbarrier *vempty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.vempty);
-  kbd_mbarrier *sfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.sfull);   /* S_j in buffer j % 2 is complete */
+  kbd_mbarrier *sfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.sfull);   /* S_j in buffer j % 3 is complete */
+  kbd_mbarrier *pfree = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.pfree);   /* P_j V_j read buffer j % 3 */
   kbd_mbarrier *pready = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.pready); /* P_j written, O corrected */
   kbd_mbarrier *ofull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.ofull);   /* O += P_j V_j is complete */
   kbd_tmem *tmem = KBD_SMEM_PLAN_ARRAY(kbd_tmem, smem, l.tmem);
@@ -59,8 +64,10 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
         kbd_mbarrier_init(&kempty[s], 1); /* the MMA warp's commit */
         kbd_mbarrier_init(&vempty[s], 1);
       }
-      kbd_mbarrier_init(&sfull[0], 1);
-      kbd_mbarrier_init(&sfull[1], 1);
+      for (int b = 0; b < 3; ++b) {
+        kbd_mbarrier_init(&sfull[b], 1); /* the MMA warp's commits */
+        kbd_mbarrier_init(&pfree[b], 1);
+      }
       kbd_mbarrier_init(pready, KBD_ACC_RELEASES(ATTN_SM)); /* one arrive per softmax warp */
       kbd_mbarrier_init(ofull, 1);
       kbd_tma_prefetch_map(&p.k);
@@ -109,46 +116,45 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       }
     } else if (kbd_warp_id() == 1) {
       /* the MMA warp: one elected thread issues and commits everything (tcgen05.commit tracks its own MMAs).
-       * Tensor Memory, the same view in both roles (bound after setmaxnreg: values live across the register
-       * reallocation are spilled): S_0, S_1, O, and P_b over the columns of S_b. Block j's buffer is copied into
-       * sj / pj - three variables of one type, not an array: an array indexed by j % 2 is local memory */
-      KBD_ACC(f32, ATTN_SM, ATTN_KB) s0, s1, sj;
+       * Tensor Memory views, bound after setmaxnreg (values live across the register reallocation are spilled):
+       * S_j in buffer j % 3, P_j over its columns, O. The views are re-bound per block: an array of them indexed
+       * by j % 3 would be local memory */
+      KBD_ACC(f32, ATTN_SM, ATTN_KB) sj;
       KBD_ACC(f32, ATTN_SM, ATTN_D) oacc;
-      KBD_TMEM_A(ATTN_DT, ATTN_SM, ATTN_KB) p0, p1, pj;
-      kbd_acc_bind(s0, tmem, 0, &sfull[0]);
-      kbd_acc_bind(s1, tmem, ATTN_KB, &sfull[1]);
-      kbd_acc_bind(oacc, tmem, 2 * ATTN_KB, ofull);
-      kbd_tmem_a_bind(p0, tmem, 0);
-      kbd_tmem_a_bind(p1, tmem, ATTN_KB);
+      KBD_TMEM_A(ATTN_DT, ATTN_SM, ATTN_KB) pj;
+      kbd_acc_bind(oacc, tmem, 3 * ATTN_KB, ofull);
       ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, 0);
       kbd_mbarrier_wait(qfull, 0);
       if (n > 0) {
         ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, 0);
         kbd_mbarrier_wait(&kfull[0], 0);
-        kbd_mma_issue(s0, q, k, 0);
-        kbd_mma_commit(s0, &sfull[0]);
-        kbd_mma_commit(s0, &kempty[0]);
+        kbd_acc_bind(sj, tmem, 0, &sfull[0]);
+        kbd_mma_issue(sj, q, k, 0);
+        kbd_mma_commit(sj, &sfull[0]);
+        kbd_mma_commit(sj, &kempty[0]);
       }
       for (int it = 0; it < n; ++it) {
-        /* S_{j+1} into the other buffer, whose S_{j-1} the softmax has read and whose P_{j-1} the MMA of the last
-         * iteration reads: MMAs of one thread run in issue order on the tensor pipe, so that read is done first */
+        /* S_{j+1} into buffer (j+1) % 3. The softmax read its S_{j-2} before P_{j-2} was ready, and P_{j-2} V_{j-2}
+         * must have read P_{j-2}: a different accumulator, so only its completion orders it (file comment) */
         if (it + 1 < n) {
-          const int sn = (it + 1) % ATTN_STAGES, b = (it + 1) & 1;
+          const int sn = (it + 1) % ATTN_STAGES, b = (it + 1) % 3;
           ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, sn);
+          kbd_acc_bind(sj, tmem, b * ATTN_KB, &sfull[b]);
+          if (it >= 2) kbd_acc_wait(sj, &pfree[b], (unsigned)((it - 2) / 3) & 1u);
           kbd_mbarrier_wait(&kfull[sn], (unsigned)((it + 1) / ATTN_STAGES) & 1u);
-          sj = b ? s1 : s0;
           kbd_mma_issue(sj, q, k, 0);
           kbd_mma_commit(sj, &sfull[b]);
           kbd_mma_commit(sj, &kempty[sn]);
         }
         /* O += P_j V_j once the softmax has written P_j and corrected O (kbd_acc_wait fences after the wait) */
-        const int sp = it % ATTN_STAGES;
+        const int sp = it % ATTN_STAGES, b = it % 3;
         ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, sp);
         kbd_acc_wait(oacc, pready, (unsigned)it & 1u);
         kbd_mbarrier_wait(&vfull[sp], (unsigned)(it / ATTN_STAGES) & 1u);
-        pj = it & 1 ? p1 : p0;
+        kbd_tmem_a_bind(pj, tmem, b * ATTN_KB);
         kbd_mma_ts_issue(oacc, pj, v, it > 0);
         kbd_mma_commit(oacc, ofull);
+        kbd_mma_commit(oacc, &pfree[b]); /* S_{j+3} may replace P_j once this completes */
         kbd_mma_commit(oacc, &vempty[sp]);
       }
     }
@@ -159,31 +165,27 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     int kb0, kb1;
     attn_key_blocks(r0, mrows, p.seq_q, p.seq_k, p.causal, ATTN_KB, (int)kbd_block_z(), p.splits, &kb0, &kb1);
     const int n = kb1 - kb0;
-    KBD_ACC(f32, ATTN_SM, ATTN_KB) s0, s1, sj;
+    KBD_ACC(f32, ATTN_SM, ATTN_KB) sj;
     KBD_ACC(f32, ATTN_SM, ATTN_D) oacc;
-    KBD_TMEM_A(ATTN_DT, ATTN_SM, ATTN_KB) p0, p1, pj;
-    kbd_acc_bind(s0, tmem, 0, &sfull[0]);
-    kbd_acc_bind(s1, tmem, ATTN_KB, &sfull[1]);
-    kbd_acc_bind(oacc, tmem, 2 * ATTN_KB, ofull);
-    kbd_tmem_a_bind(p0, tmem, 0);
-    kbd_tmem_a_bind(p1, tmem, ATTN_KB);
+    KBD_TMEM_A(ATTN_DT, ATTN_SM, ATTN_KB) pj;
+    kbd_acc_bind(oacc, tmem, 3 * ATTN_KB, ofull);
     KBD_ACC_TILE(f32, ATTN_SM, ATTN_KB) sc; /* S_j of this thread's row, then P_j in f32 */
     KBD_SOFTMAX_STATE(sc) st;
     kbd_softmax_init(st);
     for (int it = 0; it < n; ++it) {
-      const int b = it & 1, k0 = (kb0 + it) * ATTN_KB;
-      sj = b ? s1 : s0;
-      pj = b ? p1 : p0;
-      kbd_acc_wait(sj, &sfull[b], (unsigned)(it >> 1) & 1u);
+      const int b = it % 3, k0 = (kb0 + it) * ATTN_KB;
+      kbd_acc_bind(sj, tmem, b * ATTN_KB, &sfull[b]);
+      kbd_tmem_a_bind(pj, tmem, b * ATTN_KB);
+      kbd_acc_wait(sj, &sfull[b], (unsigned)(it / 3) & 1u);
       kbd_acc_load(sc, sj, 0);
       /* mask by position only where a block crosses the end of the keys or the causal diagonal */
       if (attn_block_masked(r0, mrows, k0, ATTN_KB, p.seq_q, p.seq_k, p.causal))
         KBD_MAP(sc, sc, x, r, c, c < attn_visible_cols(r0 + r, k0, p.seq_q, p.seq_k, p.causal) ? x : -INFINITY);
       kbd_softmax_update(sc, st, sc, p.scale);
-      /* P_j over S_j's columns: S_j is in registers now, and P_{j-2} V_{j-2}, the last MMA to read these columns,
-       * completed before the correction of block j-1 went on. The store rounds P to the input type while it
-       * packs the pairs (no 16-bit copy of P in registers), and comes first so that P's registers are free
-       * before the correction needs some */
+      /* P_j over S_j's columns: S_j is in registers now, and P_{j-3} V_{j-3}, the last MMA to read these columns,
+       * completed before the correction of block j-1 went on (that waited for P_{j-2} V_{j-2}). The store rounds P to
+       * the input type while it packs the pairs (no 16-bit copy of P in registers), and comes first so that P's
+       * registers are free before the correction needs some */
       kbd_tmem_a_store(pj, sc, 0);
       /* the correction: O holds the blocks before j at the old maximum. P_{j-1} V_{j-1} must be complete first
        * (it accumulates into O), and the MMA warp issues P_j V_j only after the arrive below, so O is ours now */
