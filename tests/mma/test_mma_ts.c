@@ -17,6 +17,11 @@
  * the MMA warp issuing before the warpgroup signalled A (no wait on the barrier), the warpgroup signalling
  * without tcgen05.wait::st, and the next A stored over the cells after waiting for the wrong event (the MMA warp's
  * arrive after its issue, not the commit): the MMA may still read them.
+ *
+ * D over A (ts_d_over_a): an MMA that writes its D over cells an earlier MMA of the same thread reads as A. PTX
+ * orders two MMAs of one thread only when they share the accumulator, so the writer needs the reader's
+ * completion: with a wait on the reader's commit the kernel is clean; without it the second MMA is reported,
+ * whether the reader is still uncommitted or committed but not waited for.
  */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <setjmp.h>
@@ -30,7 +35,7 @@
 
 #include "machine_test.h"
 
-enum { TS_OK, TS_NO_READY_WAIT, TS_NO_WAIT_ST, TS_STORE_UNDER_MMA };
+enum { TS_OK, TS_NO_READY_WAIT, TS_NO_WAIT_ST, TS_STORE_UNDER_MMA, TS_DA_NO_WAIT, TS_DA_NO_COMMIT };
 
 typedef struct ts_params {
   const void *a, *b; /* a: T x M x K, b: N x K (bf16 or f16) */
@@ -39,7 +44,7 @@ typedef struct ts_params {
   int tiles, brk;
 } ts_params;
 
-static int ts_line_issue, ts_line_store, ts_line_ready;
+static int ts_line_issue, ts_line_store, ts_line_ready, ts_line_over;
 
 #define TS_N 64
 #define TS_K 64
@@ -140,6 +145,57 @@ typedef KBD_STILE_MN(f16, TS_N, TS_K, KBD_SWIZZLE_64B) ts_b_f16mn;
 
 TS_KERNEL_128(ts_bf16_k, bf16, ts_b_bf16)
 TS_KERNEL_128(ts_f16_mn, f16, ts_b_f16mn)
+
+/* D over A: X = A(Tensor Memory, columns [64, 96)) B^T into D columns [0, 64), then Y = A(shared) B^T into D
+ * columns [64, 128), over X's A. brk: TS_OK waits for X's commit before Y, TS_DA_NO_WAIT commits X but does not
+ * wait, TS_DA_NO_COMMIT issues Y before committing X. */
+typedef KBD_STILE(bf16, 128, TS_K, KBD_SWIZZLE_128B) ts_a_bf16;
+KBD_KERNEL(ts_d_over_a, 128, ts_params) {
+  KBD_SHARED_STILE(ts_b_bf16, b);
+  KBD_SHARED_STILE(ts_a_bf16, as);
+  KBD_SHARED(kbd_mbarrier, aready, 1);
+  KBD_SHARED(kbd_mbarrier, xdone, 1);
+  KBD_SHARED(kbd_mbarrier, ydone, 1);
+  KBD_SHARED(kbd_tmem, tm, 1);
+  KBD_ACC_TILE(bf16, 128, TS_K) ra; /* thread t holds row t: the layout kbd_tmem_a_store takes */
+  kbd_load2d(ra, (const kbd_bf16 *)p.a, 128, TS_K, TS_K, 0, 0);
+  {
+    KBD_TILE(bf16, TS_N, TS_K, KBD_WARPGROUP) rb;
+    KBD_TILE(bf16, 128, TS_K, KBD_WARPGROUP) rs;
+    kbd_load2d(rb, (const kbd_bf16 *)p.b, TS_N, TS_K, TS_K, 0, 0);
+    kbd_load2d(rs, (const kbd_bf16 *)p.a, 128, TS_K, TS_K, 0, 0);
+    kbd_stile_store(b, rb);
+    kbd_stile_store(as, rs);
+    kbd_fence_proxy_async();
+  }
+  if (kbd_warp_id() == 0) {
+    KBD_ELECT_ONE {
+      kbd_mbarrier_init(aready, KBD_ACC_RELEASES(128));
+      kbd_mbarrier_init(xdone, 1);
+      kbd_mbarrier_init(ydone, 1);
+    }
+    kbd_tmem_alloc(tm, 128);
+  }
+  kbd_sync();
+  KBD_ACC(f32, 128, TS_N) x, y;
+  KBD_TMEM_A(bf16, 128, TS_K) ta;
+  kbd_acc_bind(x, tm, 0, xdone);
+  kbd_acc_bind(y, tm, TS_N, ydone);
+  kbd_tmem_a_bind(ta, tm, TS_N);
+  kbd_tmem_a_store(ta, ra, 0);
+  kbd_tmem_a_ready(ta, aready);
+  if (kbd_warp_id() == 0) {
+    kbd_acc_wait(x, aready, 0);
+    kbd_mma_ts_issue(x, ta, b, 0);
+    if (p.brk != TS_DA_NO_COMMIT) kbd_mma_commit(x, xdone);
+    if (p.brk == TS_OK) kbd_acc_wait(x, xdone, 0);
+    MT_MARK(ts_line_over); kbd_mma_issue(y, as, b, 0);
+    kbd_mma_commit(y, ydone);
+  }
+  kbd_acc_wait(y, ydone, 0);
+  kbd_sync();
+  if (kbd_warp_id() == 0) kbd_tmem_free(tm, 128);
+}
 
 /* M = 64: A written cell by cell (tcgen05.st.32x32b: thread i of warp w -> lane 32w + i, register j -> column j)
  * in the PTX ISA's Layout F, row 16w + i at lane 32w + i for i < 16; lanes 16..31 of each quarter are not A. */
@@ -299,10 +355,49 @@ static void test_store_under_mma(void **state) {
   MT_ASSERT_HAS(st, "as its A operand");
 }
 
+static kbd_status ts_run_da(int brk) {
+  enum { AN = 128 * TS_K, BN = TS_N * TS_K };
+  kbd_bf16 *ha = malloc(sizeof(kbd_bf16) * AN), *hb = malloc(sizeof(kbd_bf16) * BN);
+  assert_non_null(ha), assert_non_null(hb);
+  for (int i = 0; i < AN; ++i) ha[i] = kbd_f32_to_bf16((float)(i % 7 - 3) / 4.0f);
+  for (int i = 0; i < BN; ++i) hb[i] = kbd_f32_to_bf16((float)(i % 5 - 2) / 4.0f);
+  void *da, *db;
+  assert_int_equal(kbd_malloc(&da, sizeof(kbd_bf16) * AN).code, KBD_OK);
+  assert_int_equal(kbd_malloc(&db, sizeof(kbd_bf16) * BN).code, KBD_OK);
+  assert_int_equal(kbd_copy_to_device(da, ha, sizeof(kbd_bf16) * AN).code, KBD_OK);
+  assert_int_equal(kbd_copy_to_device(db, hb, sizeof(kbd_bf16) * BN).code, KBD_OK);
+  ts_params p;
+  memset(&p, 0, sizeof p);
+  p.a = da, p.b = db, p.tiles = 1, p.brk = brk;
+  const kbd_status st = ts_d_over_a(kbd_cfg_1d(1), p);
+  kbd_free(da), kbd_free(db);
+  free(ha), free(hb);
+  return st;
+}
+
+/* With the wait for X's commit the kernel is clean (default schedule and seeds); without it Y is reported. */
+static void test_d_over_a(void **state) {
+  (void)state;
+  for (long seed = -1; seed < 4; ++seed) {
+    mt_env(1, seed);
+    const kbd_status st = ts_run_da(TS_OK);
+    if (st.code != KBD_OK) fail_msg("seed %ld: %s", seed, st.msg);
+  }
+  for (int brk = TS_DA_NO_WAIT; brk <= TS_DA_NO_COMMIT; ++brk) {
+    mt_env(1, -1);
+    const kbd_status st = ts_run_da(brk);
+    MT_ASSERT_CODE(st, KBD_ERR_RACE);
+    MT_ASSERT_AT(st, MT_LINE(ts_line_over));
+    MT_ASSERT_HAS(st, "writes its D over Tensor Memory columns 64..");
+    MT_ASSERT_HAS(st, brk == TS_DA_NO_COMMIT ? "not even committed" : "has not seen that MMA complete");
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       MT_TEST(test_m128_bf16_kmajor), MT_TEST(test_m128_f16_mnmajor), MT_TEST(test_m64_bf16),
       MT_TEST(test_no_ready_wait),    MT_TEST(test_no_wait_st),       MT_TEST(test_store_under_mma),
+      MT_TEST(test_d_over_a),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

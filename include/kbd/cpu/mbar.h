@@ -119,7 +119,9 @@ static inline void kbd_cpu_mbar_order_check(kbd_cpu_cta *cta, const kbd_cpu_mbar
 
 /* A successful wait saw phase m->phase - 1 complete: remembered for kbd_cpu_mbar_order_check. */
 static inline void kbd_cpu_mbar_observe(kbd_cpu_warp *w, kbd_cpu_mbar *m, const char *file, int line) {
-  if (m->phase == 0u) return; /* the "preceding phase" of a fresh barrier: nothing completed */
+  if (m->phase == 0u) return;                 /* the "preceding phase" of a fresh barrier: nothing completed */
+  for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u) /* tcgen05.commits that arrived on the completed phase */
+    if (m->tcq_done[u] > w->tcseen[u]) w->tcseen[u] = m->tcq_done[u];
   m->obs[w->id] = m->phase;
   m->obs_clk[w->id] = w->clk[w->gid];
   m->obs_file[w->id] = file;
@@ -132,6 +134,8 @@ static inline void kbd_cpu_mbar_check(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
   kbd_cpu_mbar_order_check(cta, m);
   m->done_file[m->phase & 1u] = m->arr_file;
   m->done_line[m->phase & 1u] = m->arr_line;
+  memcpy(m->tcq_done, m->tcq, sizeof m->tcq);
+  memset(m->tcq, 0, sizeof m->tcq);
   m->phase++;
   KBD_CPU_TRACE_MBAR_DONE(cta, m);
   m->pending = m->expected;

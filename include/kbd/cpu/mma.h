@@ -139,7 +139,8 @@ typedef struct kbd_cpu_mma_state {
    * that warp's 16 x N K-step sums - kbd_layout_wgmma_acc, evaluated once per N instead of once per element
    * and instruction (its divisions by the run-time N were a third of the wgmma emulation's time) */
   int accmap_n;
-  int32_t *accmap; /* 4 x 32 x N/2 */
+  int32_t *accmap;                   /* 4 x 32 x N/2 */
+  uint32_t tcseq[KBD_CPU_MAX_WARPS]; /* tcgen05.commits per warp in this block (kbd_cpu_warp.tcseen) */
 } kbd_cpu_mma_state;
 
 /* cpu/mma_ts.h (included at the end of this file): A operands in Tensor Memory */
@@ -148,6 +149,8 @@ static inline void kbd_cpu_ts_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t
                                  KBD_SITE_PARAMS);
 static inline void kbd_cpu_ts_wait_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S);
 static inline void kbd_cpu_ts_retire(kbd_cpu_warp *w, kbd_cpu_mma_state *S, const kbd_cpu_umma *u);
+static inline void kbd_cpu_ts_check_d(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t lane, uint32_t col, int m, int n,
+                                      KBD_SITE_PARAMS);
 
 /* ---- state ------------------------------------------------------------------------------------------------ */
 
@@ -190,6 +193,7 @@ static inline void kbd_cpu_mma_clear(kbd_cpu_mma_state *S) {
     S->un[w] = 0;
     memset(&S->wq[w], 0, sizeof S->wq[w]);
   }
+  memset(S->tcseq, 0, sizeof S->tcseq);
 }
 
 static inline void kbd_cpu_mma_destroy(void *p) {
@@ -1053,6 +1057,7 @@ static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_
                   s.m == 64 ? " or 16 (Layout F: rows 16w.. at lanes 32w + lane..)" : " (Layout D: row m at lane m)");
   kbd_cpu_tmem_inside(S, col, (uint32_t)s.n, "tcgen05.mma (D)", KBD_SITE_ARGS);
   if (cta->L->race_check) kbd_cpu_umma_check_readers(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
+  kbd_cpu_ts_check_d(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel);
   kbd_cpu_umma *u = (kbd_cpu_umma *)calloc(1, sizeof *u);
   if (u) u->res = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)s.m * (size_t)s.n);
@@ -1127,8 +1132,11 @@ static inline void kbd_hw_umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
   kbd_cpu_mma_arch(100, "tcgen05.commit", KBD_SITE_ARGS);
   kbd_cpu_tcgen05_single(w, "tcgen05.commit", KBD_SITE_ARGS);
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "tcgen05.commit", KBD_SITE_ARGS);
+  kbd_cpu_mma_state *S = kbd_cpu_tmem_state(w->cta);
+  ++S->tcseq[w->id];
   kbd_cpu_umma_complete(w, KBD_SITE_ARGS);
   kbd_cpu_mbar_arrivals(w, m, 1, "tcgen05.commit", KBD_SITE_ARGS);
+  m->tcq[w->id] = S->tcseq[w->id];
   kbd_cpu_mbar_check(w->cta, m);
 }
 /* tcgen05.commit ... .multicast::cluster [bar], mask: the same completion, then one arrival (release, cluster
@@ -1145,12 +1153,15 @@ static inline void kbd_hw_umma_commit_mc(uint64_t *bar, uint16_t mask, KBD_SITE_
                   "rank r)",
                   what, (unsigned)mask, G->nctas);
   kbd_cpu_mbar_use(bar, what, KBD_SITE_ARGS); /* bar must be a barrier of this CTA's own shared memory */
+  kbd_cpu_mma_state *S = kbd_cpu_tmem_state(w->cta);
+  ++S->tcseq[w->id];
   kbd_cpu_umma_complete(w, KBD_SITE_ARGS);
   for (int r = 0; r < G->nctas; ++r) {
     if (!(mask >> r & 1u)) continue;
     kbd_cpu_cta *peer = kbd_cpu_cluster_cta(w, (unsigned)r, what, KBD_SITE_ARGS);
     kbd_cpu_mbar *m = kbd_cpu_peer_mbar(w, peer, bar, what, KBD_SITE_ARGS);
     kbd_cpu_mbar_arrivals(w, m, 1, what, KBD_SITE_ARGS);
+    if (peer == w->cta) m->tcq[w->id] = S->tcseq[w->id]; /* completion known within this CTA only */
     kbd_cpu_mbar_check(peer, m);
   }
 }

@@ -13,7 +13,13 @@
  *     tcgen05.fence::after_thread_sync of the MMA warp after that acquire - the rules tcgen05.ld has;
  *   - at a tcgen05.st, per cell: no MMA that reads the cell as A is still uncommitted, and every committed one
  *     is ordered before the store (the storer acquired the commit's barrier). The A cells of each completed
- *     MMA are kept in a ring of the last KBD_CPU_TS_READS, with the commit's clock and warp.
+ *     MMA are kept in a ring of the last KBD_CPU_TS_READS, with the commit's clock and warp;
+ *   - at any tcgen05.mma, for its D: no MMA that reads those cells as A may still be running, as far as the
+ *     issuing warp knows. PTX orders two MMAs of one thread only when they share the accumulator
+ *     (ptx-reference 5.8: mma -> mma pipelined "same accumulator and shape"), so an MMA writing over another's
+ *     A needs that reader's completion first: a wait on an mbarrier phase that a tcgen05.commit covering the
+ *     reader arrived on (kbd_cpu_warp.tcseen; direct waits only - completion is not passed on through other
+ *     barriers, which errs toward a report).
  */
 #ifndef KBD_CPU_MMA_TS_H
 #define KBD_CPU_MMA_TS_H
@@ -28,7 +34,9 @@
 typedef struct kbd_cpu_ts_read {
   uint32_t lane, col, ncols, clk; /* A at (lane, col), ncols columns; read until the commit at clk */
   int m, who;                     /* rows; the committing warp (group index) */
-  const char *file;               /* the MMA's issue */
+  int wi;                         /* the committing warp in its CTA, and that commit's number (kbd_cpu_warp.tcseen) */
+  uint32_t cseq;
+  const char *file; /* the MMA's issue */
   int line;
 } kbd_cpu_ts_read;
 
@@ -145,8 +153,54 @@ static inline void kbd_cpu_ts_retire(kbd_cpu_warp *w, kbd_cpu_mma_state *S, cons
   e->m = u->m;
   e->clk = w->clk[w->gid];
   e->who = w->gid;
+  e->wi = w->id;
+  e->cseq = S->tcseq[w->id];
   e->file = u->file;
   e->line = u->line;
+}
+
+/* Do an m-row Tensor Memory region at lane0 (Layout D for 128 rows, F for 64) and another share a lane? */
+static inline int kbd_cpu_ts_lanes_meet(uint32_t lane0, int m, uint32_t lane1, int m1) {
+  for (uint32_t l = 0; l < KBD_TMEM_LANES; ++l)
+    if (kbd_cpu_ts_a_has(lane0, m, 0, 1, l, 0) && kbd_cpu_ts_a_has(lane1, m1, 0, 1, l, 0)) return 1;
+  return 0;
+}
+
+/* An MMA about to write D (m rows at lane, columns [col, col + n)): no MMA that reads any of those cells as A may
+ * still run, as far as the issuing warp w knows (the file comment). */
+static inline void kbd_cpu_ts_check_d(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t lane, uint32_t col, int m, int n,
+                                      KBD_SITE_PARAMS) {
+  kbd_cpu_cta *cta = w->cta;
+  const kbd_cpu_ts_state *T = (const kbd_cpu_ts_state *)S->ts;
+  if (!T) return; /* no MMA has read an A from Tensor Memory in this CTA */
+  const uint32_t c1 = col + (uint32_t)n;
+  for (int wi = 0; wi < cta->nwarps; ++wi)
+    for (int i = 0; i < S->un[wi]; ++i) {
+      const kbd_cpu_umma *u = S->uq[wi][i];
+      if (!u->acols || u->acol >= c1 || u->acol + u->acols <= col || !kbd_cpu_ts_lanes_meet(u->alane, u->m, lane, m))
+        continue;
+      kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                    "tcgen05.mma writes its D over Tensor Memory columns %u..%u, which the tcgen05.mma issued at %s:%d "
+                    "(not even committed) reads as its A operand: PTX orders two MMAs of one thread only when they "
+                    "accumulate into the same D (ptx-reference 5.8), so the writer needs the reader's completion "
+                    "first (commit it, and wait for that barrier before this issue)",
+                    u->acol, u->acol + u->acols - 1, u->file, u->line);
+    }
+  const int nrd = T->nrd < KBD_CPU_TS_READS ? T->nrd : KBD_CPU_TS_READS;
+  for (int i = 0; i < nrd; ++i) {
+    const kbd_cpu_ts_read *e = &T->rd[i];
+    if (e->col >= c1 || e->col + e->ncols <= col || w->tcseen[e->wi] >= e->cseq ||
+        !kbd_cpu_ts_lanes_meet(e->lane, e->m, lane, m))
+      continue;
+    char them[48];
+    kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                  "tcgen05.mma writes its D over Tensor Memory columns %u..%u, which the tcgen05.mma issued at %s:%d "
+                  "reads as its A operand, and this warp has not seen that MMA complete: %s committed it, but this "
+                  "warp has waited for no mbarrier phase that commit (or a later one of that warp) arrived on. PTX "
+                  "orders two MMAs of one thread only when they accumulate into the same D (ptx-reference 5.8): "
+                  "wait for the reader's commit before writing over its A",
+                  e->col, e->col + e->ncols - 1, e->file, e->line, kbd_cpu_who(cta->G, e->who, them, sizeof them));
+  }
 }
 
 /* One A cell the MMA is about to read (ptx-reference 5.8, the tcgen05.ld rules plus the store's completion). */
@@ -222,6 +276,7 @@ static inline void kbd_hw_umma_ts(uint32_t dtmem, int kind, uint32_t idesc, uint
   kbd_cpu_tmem_inside(S, acol, acols, "tcgen05.mma (A in Tensor Memory)", KBD_SITE_ARGS);
   kbd_cpu_tmem_inside(S, col, (uint32_t)s.n, "tcgen05.mma (D)", KBD_SITE_ARGS);
   if (cta->L->race_check) kbd_cpu_umma_check_readers(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
+  kbd_cpu_ts_check_d(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel);
   kbd_cpu_umma *u = (kbd_cpu_umma *)calloc(1, sizeof *u);
   if (u) u->res = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)s.m * (size_t)s.n);

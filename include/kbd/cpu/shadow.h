@@ -160,6 +160,7 @@ static inline int kbd_cpu_shadow_start(kbd_cpu_group *G) {
       w->fence_clk = base - 1;
       w->mbinit_fence_clk = w->pub_fence_clk = base - 1;
       w->pub_phase = w->cl_done_phase = 0;
+      memset(w->tcseen, 0, sizeof w->tcseen);
     }
   }
   return 1;

@@ -104,6 +104,9 @@ typedef struct kbd_cpu_warp {
   uint32_t pub_fence_clk, pub_phase;
   uint32_t cl_done_phase; /* cluster barrier phases completed when this warp last returned from a wait */
   uint32_t cl_phase;
+  /* tcgen05 completion this warp knows of: tcseen[u] = the last tcgen05.commit of warp u (of this CTA, numbered
+   * per block) whose mbarrier phase this warp has seen complete - every MMA u issued before that commit is done */
+  uint32_t tcseen[KBD_CPU_MAX_WARPS];
 } kbd_cpu_warp;
 
 /* One named barrier (PTX bar/barrier, ids 0..15). Counting is in threads, a warp arrives as 32. */
@@ -138,6 +141,10 @@ typedef struct kbd_cpu_mbar {
   int arr_line;         /* of each parity: a deadlock report names who lapped a late waiter */
   const char *done_file[2];
   int done_line[2];
+  /* tcgen05.commit arrivals by warps of this CTA: the latest commit number per warp in the current phase, and in
+   * the last completed one (a successful wait merges it into the waiter's kbd_cpu_warp.tcseen) */
+  uint32_t tcq[KBD_CPU_MAX_WARPS];
+  uint32_t tcq_done[KBD_CPU_MAX_WARPS];
   uint32_t clk[KBD_CPU_MAX_GW];  /* join of the current phase's releasing arrivals */
   uint32_t done[KBD_CPU_MAX_GW]; /* the join of the last completed phase: what a successful wait acquires */
   /* Per warp of the CTA, its latest successful wait: 1 + the phase it saw complete (0: none yet), its clock then
