@@ -1020,6 +1020,17 @@ static inline void kbd_cpu_umma_check_readers(kbd_cpu_warp *w, kbd_cpu_mma_state
   }
 }
 
+/* A new pending MMA record with room for its m x n K-step sums (the descriptor and the Tensor Memory A forms). */
+static inline kbd_cpu_umma *kbd_cpu_umma_alloc(const kbd_cpu_mma_shape *s) {
+  kbd_cpu_umma *u = (kbd_cpu_umma *)calloc(1, sizeof *u);
+  if (u) u->res = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)s->m * (size_t)s->n);
+  if (!u || !u->res) {
+    fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+    abort();
+  }
+  return u;
+}
+
 /* Warp wi's issuing thread has one more uncommitted MMA (also cpu/mma_ts.h's). */
 static inline void kbd_cpu_umma_push(kbd_cpu_mma_state *S, int wi, kbd_cpu_umma *u) {
   if (S->un[wi] == S->ucap[wi]) {
@@ -1031,6 +1042,27 @@ static inline void kbd_cpu_umma_push(kbd_cpu_mma_state *S, int wi, kbd_cpu_umma 
     }
   }
   S->uq[wi][S->un[wi]++] = u;
+}
+
+/* The rest of an MMA's issue, once S->sa holds its A (both forms): B through its descriptor, the K-step sums,
+ * the record's D and site, and the warp's queue. */
+static inline void kbd_cpu_umma_record(kbd_cpu_warp *w, kbd_cpu_mma_state *S, kbd_cpu_umma *u,
+                                       const kbd_cpu_mma_shape *s, uint32_t lane, uint32_t col, int accumulate,
+                                       uint64_t bdesc, KBD_SITE_PARAMS) {
+  kbd_cpu_mma_operand(w->cta, w, KBD_MMA_SM100, bdesc, s->tb, s->bmaj, 0, s->n, s->kel, s->negb, S->sb, &u->ch,
+                      "tcgen05.mma (operand B)", KBD_SITE_ARGS);
+  kbd_cpu_mma_dot(s, S->sa, s->m, S->sb, S->sbt, u->res);
+  u->lane = lane;
+  u->col = col;
+  u->m = s->m;
+  u->n = s->n;
+  u->dtype = s->td;
+  u->accumulate = accumulate;
+  u->saturate = s->sat;
+  u->file = kbd_file_;
+  u->line = kbd_line_;
+  kbd_cpu_umma_push(S, w->id, u);
+  kbd_cpu_tick(w);
 }
 
 /* tcgen05.mma.cta_group::1.kind::K [dtmem], adesc, bdesc, idesc, accumulate (one thread). */
@@ -1059,28 +1091,10 @@ static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_
   if (cta->L->race_check) kbd_cpu_umma_check_readers(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_ts_check_d(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel);
-  kbd_cpu_umma *u = (kbd_cpu_umma *)calloc(1, sizeof *u);
-  if (u) u->res = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)s.m * (size_t)s.n);
-  if (!u || !u->res) {
-    fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
-    abort();
-  }
+  kbd_cpu_umma *u = kbd_cpu_umma_alloc(&s);
   kbd_cpu_mma_operand(cta, w, KBD_MMA_SM100, adesc, s.ta, s.amaj, 0, s.m, s.kel, s.nega, S->sa, &u->ch,
                       "tcgen05.mma (operand A)", KBD_SITE_ARGS);
-  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM100, bdesc, s.tb, s.bmaj, 0, s.n, s.kel, s.negb, S->sb, &u->ch,
-                      "tcgen05.mma (operand B)", KBD_SITE_ARGS);
-  kbd_cpu_mma_dot(&s, S->sa, s.m, S->sb, S->sbt, u->res);
-  u->lane = lane;
-  u->col = col;
-  u->m = s.m;
-  u->n = s.n;
-  u->dtype = s.td;
-  u->accumulate = accumulate;
-  u->saturate = s.sat;
-  u->file = kbd_file_;
-  u->line = kbd_line_;
-  kbd_cpu_umma_push(S, w->id, u);
-  kbd_cpu_tick(w);
+  kbd_cpu_umma_record(w, S, u, &s, lane, col, accumulate, bdesc, KBD_SITE_ARGS);
 }
 
 /* The Tensor Memory cell of D row r, column c of an MMA (ptx-reference 5.7: M = 128 Layout D, M = 64 Layout F). */

@@ -278,12 +278,7 @@ static inline void kbd_hw_umma_ts(uint32_t dtmem, int kind, uint32_t idesc, uint
   if (cta->L->race_check) kbd_cpu_umma_check_readers(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_ts_check_d(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel);
-  kbd_cpu_umma *u = (kbd_cpu_umma *)calloc(1, sizeof *u);
-  if (u) u->res = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)s.m * (size_t)s.n);
-  if (!u || !u->res) {
-    fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
-    abort();
-  }
+  kbd_cpu_umma *u = kbd_cpu_umma_alloc(&s);
   /* A: every element from its cell (kbd_tmem_a_pos_of), each cell checked once (at its first byte) */
   for (int r = 0; r < s.m; ++r)
     for (int k = 0; k < s.kel; ++k) {
@@ -295,23 +290,10 @@ static inline void kbd_hw_umma_ts(uint32_t dtmem, int kind, uint32_t idesc, uint
       const double v = kbd_cpu_mma_elem(s.ta, b);
       S->sa[r * s.kel + k] = s.nega ? -v : v;
     }
-  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM100, bdesc, s.tb, s.bmaj, 0, s.n, s.kel, s.negb, S->sb, &u->ch,
-                      "tcgen05.mma (operand B)", KBD_SITE_ARGS);
-  kbd_cpu_mma_dot(&s, S->sa, s.m, S->sb, S->sbt, u->res);
-  u->lane = lane;
-  u->col = col;
-  u->m = s.m;
-  u->n = s.n;
-  u->dtype = s.td;
-  u->accumulate = accumulate;
-  u->saturate = s.sat;
   u->alane = alane;
   u->acol = acol;
   u->acols = acols;
-  u->file = kbd_file_;
-  u->line = kbd_line_;
-  kbd_cpu_umma_push(S, w->id, u);
-  kbd_cpu_tick(w);
+  kbd_cpu_umma_record(w, S, u, &s, lane, col, accumulate, bdesc, KBD_SITE_ARGS);
 }
 
 /* kbd_tmem_a_store's columns: k0 a multiple of 8 (a whole number of cells, and tcgen05.st's 32x32b chunks) and
