@@ -1,6 +1,6 @@
 /* attn_test.h - what the attention tests (tests/attention/test_*.c) share: a problem's host inputs (values
  * exactly representable in the element type) and device copies, output buffers filled with a sentinel, the
- * conversions, and a double reference of one output row.
+ * conversions, a double reference of one output row, and the tensor maps of a kernel launched directly.
  *
  * Include after <kbd/tile.h>, cmocka.h and "attention.h". Everything is static: each test is one translation
  * unit (examples/attention/attention.cu and attention_run.c are compiled beside it, in CPU mode).
@@ -154,6 +154,19 @@ static inline int at_reference(const at_problem *p, long long row, double *o, do
   *lse = m + log(sum);
   free(s);
   return 1;
+}
+
+/* [heads][rows][64] bf16 as a 3D map, boxes of 64 columns (128 bytes: the 128B swizzle span) x box_rows: the
+ * tensor maps of the tests that launch a bf16, head_dim 64 kernel directly instead of through attn_run. */
+static inline kbd_status at_map(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, unsigned box_rows) {
+  kbd_tensor_map_desc t =
+      kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, ptr, (uint64_t)rows, 64, 128, box_rows, 64, KBD_TMAP_SWIZZLE_128B);
+  t.rank = 3;
+  t.global_dims[2] = (uint64_t)heads;
+  t.global_strides[1] = (uint64_t)rows * 128u;
+  t.box_dims[2] = 1;
+  t.element_strides[2] = 1;
+  return kbd_tensor_map_encode(m, &t);
 }
 
 /* Tolerance of an output element against the double reference (the bound of examples/attention/main.c,

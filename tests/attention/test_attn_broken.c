@@ -75,18 +75,6 @@ static int at_is_kfull(const kbd_mbarrier *b, const kbd_mbarrier *kfull) {
 
 typedef kbd_status (*at_kernel)(kbd_launch_cfg, attn_params);
 
-/* [heads][rows][64] bf16 as a 3D map, boxes of 64 columns (128 bytes: the 128B swizzle span) x box_rows. */
-static kbd_status at_map(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, unsigned box_rows) {
-  kbd_tensor_map_desc t =
-      kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, ptr, (uint64_t)rows, 64, 128, box_rows, 64, KBD_TMAP_SWIZZLE_128B);
-  t.rank = 3;
-  t.global_dims[2] = (uint64_t)heads;
-  t.global_strides[1] = (uint64_t)rows * 128u;
-  t.box_dims[2] = 1;
-  t.element_strides[2] = 1;
-  return kbd_tensor_map_encode(m, &t);
-}
-
 /* Runs kernel on problem p (bf16, head_dim 64, no split) into r. */
 static kbd_status at_launch(at_kernel kernel, const at_problem *p, const at_out *r) {
   assert_int_equal(p->d, 64);

@@ -53,27 +53,15 @@ static int fa_is(const kbd_mbarrier *a, const kbd_mbarrier *b) { return a == b; 
 
 typedef kbd_status (*fa_kernel)(kbd_launch_cfg, attn_params);
 
-/* [heads][rows][64] bf16 as a 3D map, boxes of 64 columns (128 bytes: the 128B swizzle span) x box_rows. */
-static kbd_status fa_map(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, unsigned box_rows) {
-  kbd_tensor_map_desc t =
-      kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, ptr, (uint64_t)rows, 64, 128, box_rows, 64, KBD_TMAP_SWIZZLE_128B);
-  t.rank = 3;
-  t.global_dims[2] = (uint64_t)heads;
-  t.global_strides[1] = (uint64_t)rows * 128u;
-  t.box_dims[2] = 1;
-  t.element_strides[2] = 1;
-  return kbd_tensor_map_encode(m, &t);
-}
-
 /* Runs kernel on problem p (bf16, head_dim 64, no split) into r: the launch attn_run makes. */
 static kbd_status fa_launch(fa_kernel kernel, const at_problem *p, const at_out *r) {
   const int group = p->heads_q / p->heads_kv;
   const long long heads = (long long)p->batch * p->heads_kv, rows = (long long)group * p->seq_q;
   attn_params a;
   memset(&a, 0, sizeof a);
-  MT_ASSERT_OK(fa_map(&a.q, p->dq, rows, heads, ATTN_WM));
-  MT_ASSERT_OK(fa_map(&a.k, p->dk, p->seq_k, heads, ATTN_BN(64)));
-  MT_ASSERT_OK(fa_map(&a.v, p->dv, p->seq_k, heads, ATTN_BN(64)));
+  MT_ASSERT_OK(at_map(&a.q, p->dq, rows, heads, ATTN_WM));
+  MT_ASSERT_OK(at_map(&a.k, p->dk, p->seq_k, heads, ATTN_BN(64)));
+  MT_ASSERT_OK(at_map(&a.v, p->dv, p->seq_k, heads, ATTN_BN(64)));
   a.o = r->o, a.lse = r->lse;
   a.seq_q = p->seq_q, a.seq_k = p->seq_k, a.group = group, a.causal = p->causal, a.splits = 1;
   a.scale = p->scale > 0.0f ? p->scale : 0.125f;

@@ -157,17 +157,6 @@ static int ov_s_waited[64];
 
 typedef kbd_status (*at_kernel)(kbd_launch_cfg, attn_params);
 
-static kbd_status at_map(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, unsigned box_rows) {
-  kbd_tensor_map_desc t =
-      kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, ptr, (uint64_t)rows, 64, 128, box_rows, 64, KBD_TMAP_SWIZZLE_128B);
-  t.rank = 3;
-  t.global_dims[2] = (uint64_t)heads;
-  t.global_strides[1] = (uint64_t)rows * 128u;
-  t.box_dims[2] = 1;
-  t.element_strides[2] = 1;
-  return kbd_tensor_map_encode(m, &t);
-}
-
 static kbd_status at_launch(at_kernel kernel, const at_problem *p, const at_out *r) {
   const int group = p->heads_q / p->heads_kv;
   const long long heads = (long long)p->batch * p->heads_kv, rows = (long long)group * p->seq_q;
