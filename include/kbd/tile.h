@@ -21,6 +21,7 @@
 #include "mbarrier.h"
 #include "memory.h"
 #include "mma.h"
+#include "mma_pair.h"
 #include "mma_ts.h"
 #include "smem_plan.h"
 #include "status.h"

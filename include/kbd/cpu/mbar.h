@@ -266,7 +266,6 @@ static inline void kbd_hw_mbar_complete_tx(uint64_t *bar, uint32_t bytes, KBD_SI
  * a read that does not wait sees the bytes still pending whatever the schedule. */
 static inline void kbd_cpu_copies_deliver(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
   const int mi = (int)(m - cta->mbars);
-  kbd_cpu_shadow *sh = &cta->sh;
   int k = 0;
   for (int i = 0; i < cta->ncopies; ++i) {
     const kbd_cpu_copy c = cta->copies[i];
@@ -274,13 +273,14 @@ static inline void kbd_cpu_copies_deliver(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
       cta->copies[k++] = c;
       continue;
     }
+    kbd_cpu_cta *to = c.dst ? c.dst : cta;
     if (c.land)
-      c.land(cta, &c);
+      c.land(to, &c);
     else
-      memcpy(cta->smem + c.off, c.src, c.bytes);
+      memcpy(to->smem + c.off, c.src, c.bytes);
     const uint16_t info = (uint16_t)((unsigned)c.issuer | KBD_CPU_SH_ASYNC);
     for (size_t b = c.off; b < c.off + c.bytes; ++b)
-      sh->winfo[b] = info;
+      to->sh.winfo[b] = info;
     if (c.clk > m->clk[c.issuer]) m->clk[c.issuer] = c.clk;
     m->tx -= (int32_t)c.bytes;
     kbd_cpu_mbar_check(cta, m);

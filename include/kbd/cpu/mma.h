@@ -108,6 +108,10 @@ typedef struct kbd_cpu_umma {
   const char *file;
   int line;
   uint32_t alane, acol, acols; /* A in Tensor Memory (cpu/mma_ts.h): acols > 0 */
+  /* a CTA-pair MMA (cpu/mma_pair.h): the odd CTA, which holds A rows 128.., B rows n/2.. and D rows 128.. (in
+   * lanes 0..127 of its Tensor Memory), and the 16-byte units read from its shared memory */
+  struct kbd_cpu_cta *pair;
+  kbd_cpu_mma_chunks pch;
 } kbd_cpu_umma;
 
 typedef struct kbd_cpu_tmem_alloc {
@@ -133,7 +137,7 @@ typedef struct kbd_cpu_mma_state {
   int rel_line;
   /* per warp: its vector clock (this CTA's entries) at its last tcgen05.fence::after_thread_sync */
   uint32_t fsnap[KBD_CPU_MAX_WARPS][KBD_CPU_MAX_WARPS];
-  double *sa, *sb, *sbt; /* scratch: decoded operands of one MMA (up to 128 x 32 and 256 x 32), B transposed */
+  double *sa, *sb, *sbt; /* scratch: decoded operands of one MMA (up to 256 x 32 each), B transposed */
   void *ts;              /* cpu/mma_ts.h: unwaited tcgen05.st and the A reads of MMAs with A in Tensor Memory */
   /* WGMMA_ACC for N = accmap_n: element i of lane l of warp q of the warpgroup is row (row - 16q) * N + col of
    * that warp's 16 x N K-step sums - kbd_layout_wgmma_acc, evaluated once per N instead of once per element
@@ -141,6 +145,15 @@ typedef struct kbd_cpu_mma_state {
   int accmap_n;
   int32_t *accmap;                   /* 4 x 32 x N/2 */
   uint32_t tcseq[KBD_CPU_MAX_WARPS]; /* tcgen05.commits per warp in this block (kbd_cpu_warp.tcseen) */
+  /* The .cta_group of this block's tcgen05 instructions (0: none yet), and the first one: ptxas rejects a kernel
+   * that mixes 1 and 2 (ptx-reference 5.2), so the machine does too, naming both sites */
+  int group, group_line;
+  const char *group_file, *group_what;
+  /* A collective tcgen05.alloc.cta_group::2 (kept in the even CTA of the pair): the warp that issued it first
+   * waits here for its peer's (cpu/mma_pair.h). pa_rank: that warp's CTA rank + 1 (0: none waiting) */
+  int pa_rank, pa_warp, pa_line;
+  uint32_t pa_ncols, pa_col;
+  const char *pa_file;
 } kbd_cpu_mma_state;
 
 /* cpu/mma_ts.h (included at the end of this file): A operands in Tensor Memory */
@@ -151,6 +164,8 @@ static inline void kbd_cpu_ts_wait_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S);
 static inline void kbd_cpu_ts_retire(kbd_cpu_warp *w, kbd_cpu_mma_state *S, const kbd_cpu_umma *u);
 static inline void kbd_cpu_ts_check_d(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t lane, uint32_t col, int m, int n,
                                       KBD_SITE_PARAMS);
+/* cpu/mma_pair.h (included at the end of this file): CTA-pair MMAs */
+static inline void kbd_cpu_pair_complete_check(const kbd_cpu_umma *u, KBD_SITE_PARAMS);
 
 /* ---- state ------------------------------------------------------------------------------------------------ */
 
@@ -175,6 +190,7 @@ static inline void kbd_cpu_wgop_free(kbd_cpu_wgop *op) {
 static inline void kbd_cpu_umma_free(kbd_cpu_umma *u) {
   if (!u) return;
   kbd_cpu_mma_chunks_free(&u->ch);
+  kbd_cpu_mma_chunks_free(&u->pch);
   free(u->res);
   free(u);
 }
@@ -245,7 +261,7 @@ static inline kbd_cpu_mma_state *kbd_cpu_mma_of(kbd_cpu_cta *cta) {
   if (KBD_UNLIKELY(!S)) {
     S = (kbd_cpu_mma_state *)calloc(1, sizeof *S);
     if (S) {
-      S->sa = (double *)malloc(sizeof(double) * 128 * 32);
+      S->sa = (double *)malloc(sizeof(double) * 256 * 32); /* a CTA pair's M = 256 */
       S->sb = (double *)malloc(sizeof(double) * 256 * 32);
       S->sbt = (double *)malloc(sizeof(double) * 256 * 32);
     }
@@ -265,6 +281,8 @@ static inline kbd_cpu_mma_state *kbd_cpu_mma_of(kbd_cpu_cta *cta) {
     kbd_cpu_ts_reset(S);
     S->nalloc = 0;
     S->relinquished = 0;
+    S->group = 0;
+    S->pa_rank = 0;
     memset(S->fsnap, 0, sizeof S->fsnap);
     S->base = cta->sh.base;
   }
@@ -287,13 +305,14 @@ typedef struct kbd_cpu_mma_shape {
   int kind, ta, tb, td, m, n, amaj, bmaj, nega, negb, sat, aes, bes, kel;
 } kbd_cpu_mma_shape;
 
-static inline kbd_cpu_mma_shape kbd_cpu_mma_shape_of(int arch, int kind, uint32_t idesc, const char *what,
-                                                     KBD_SITE_PARAMS) {
+/* group: the instruction's .cta_group (the idesc's legal M and N depend on it; wgmma: 1) */
+static inline kbd_cpu_mma_shape kbd_cpu_mma_shape_of_g(int arch, int kind, uint32_t idesc, int group, const char *what,
+                                                       KBD_SITE_PARAMS) {
   kbd_cpu_mma_shape s;
   if (kind < KBD_MMA_KIND_F16 || kind > KBD_MMA_KIND_I8)
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: kind %d is not a kbd_mma_kind (f16, tf32, f8f6f4, i8)", what,
                   kind);
-  const char *why = kbd_umma_idesc_check(idesc, kind, 1);
+  const char *why = kbd_umma_idesc_check(idesc, kind, group);
   if (why) kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: instruction descriptor 0x%08x: %s", what, idesc, why);
   s.kind = kind;
   s.ta = kbd_umma_idesc_type(kind, kbd_umma_idesc_a_code(idesc));
@@ -314,6 +333,10 @@ static inline kbd_cpu_mma_shape kbd_cpu_mma_shape_of(int arch, int kind, uint32_
     if (why) kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: %s", what, why);
   }
   return s;
+}
+static inline kbd_cpu_mma_shape kbd_cpu_mma_shape_of(int arch, int kind, uint32_t idesc, const char *what,
+                                                     KBD_SITE_PARAMS) {
+  return kbd_cpu_mma_shape_of_g(arch, kind, idesc, 1, what, KBD_SITE_ARGS);
 }
 
 /* ---- reading the operands ---------------------------------------------------------------------------------- */
@@ -886,6 +909,23 @@ static inline void kbd_cpu_tcgen05_single(const kbd_cpu_warp *w, const char *wha
                   what, w->id);
 }
 
+/* Every cta_group-qualified tcgen05 instruction of a block has the same group g (1 or 2). */
+static inline void kbd_cpu_tcgen05_group(kbd_cpu_mma_state *S, int g, const char *what, KBD_SITE_PARAMS) {
+  if (KBD_LIKELY(S->group == g)) return;
+  if (S->group == 0) {
+    S->group = g;
+    S->group_file = kbd_file_;
+    S->group_line = kbd_line_;
+    S->group_what = what;
+    return;
+  }
+  kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                "%s (.cta_group::%d) in a kernel whose %s at %s:%d is .cta_group::%d: ptxas rejects a kernel that "
+                "mixes single-CTA and CTA-pair tcgen05 instructions (ptx-reference 5.2). A pair kernel uses the "
+                "_pair calls (kbd_tmem_alloc_pair, kbd_mma_pair_issue, kbd_mma_pair_commit) for all of them",
+                what, g, S->group_what, S->group_file, S->group_line, S->group);
+}
+
 /* The allocation holding columns [col, col + ncols), or -1. */
 static inline int kbd_cpu_tmem_find(const kbd_cpu_mma_state *S, uint32_t col, uint32_t ncols) {
   for (int i = 0; i < S->nalloc; ++i)
@@ -917,6 +957,7 @@ static inline void kbd_hw_tmem_alloc(uint32_t *slot, uint32_t ncols, KBD_SITE_PA
   kbd_cpu_mma_arch(100, "tcgen05.alloc", KBD_SITE_ARGS);
   kbd_cpu_tcgen05_warp(w, "tcgen05.alloc", KBD_SITE_ARGS);
   kbd_cpu_mma_state *S = kbd_cpu_tmem_state(w->cta);
+  kbd_cpu_tcgen05_group(S, 1, "tcgen05.alloc", KBD_SITE_ARGS);
   if (ncols < KBD_TMEM_MIN_COLS || ncols > KBD_TMEM_COLS || (ncols & (ncols - 1)))
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
                   "tcgen05.alloc of %u columns: the count must be a power of two in 32..512 (ptx-reference 5.2)",
@@ -954,6 +995,7 @@ static inline void kbd_hw_tmem_dealloc(uint32_t taddr, uint32_t ncols, KBD_SITE_
   kbd_cpu_mma_arch(100, "tcgen05.dealloc", KBD_SITE_ARGS);
   kbd_cpu_tcgen05_warp(w, "tcgen05.dealloc", KBD_SITE_ARGS);
   kbd_cpu_mma_state *S = kbd_cpu_tmem_state(w->cta);
+  kbd_cpu_tcgen05_group(S, 1, "tcgen05.dealloc", KBD_SITE_ARGS);
   int i = 0;
   while (i < S->nalloc &&
          !(taddr >> 16 == 0 && (taddr & 0xFFFFu) == (uint32_t)S->alloc[i].col && ncols == (uint32_t)S->alloc[i].ncols))
@@ -973,6 +1015,7 @@ static inline void kbd_hw_tmem_relinquish(KBD_SITE_PARAMS) {
   kbd_cpu_mma_arch(100, "tcgen05.relinquish_alloc_permit", KBD_SITE_ARGS);
   kbd_cpu_tcgen05_warp(w, "tcgen05.relinquish_alloc_permit", KBD_SITE_ARGS);
   kbd_cpu_mma_state *S = kbd_cpu_tmem_state(w->cta);
+  kbd_cpu_tcgen05_group(S, 1, "tcgen05.relinquish_alloc_permit", KBD_SITE_ARGS);
   if (!S->relinquished) {
     S->relinquished = 1;
     S->rel_file = kbd_file_;
@@ -990,17 +1033,20 @@ static inline void kbd_hw_tmem_relinquish(KBD_SITE_PARAMS) {
 static inline uint32_t kbd_cpu_umma_lane(int m, uint32_t lane, int r) {
   return m == 128 ? lane + (uint32_t)r : (uint32_t)(r % 16 + 32 * (r / 16)) + lane;
 }
-static inline void kbd_cpu_umma_check_readers(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t lane, uint32_t col, int m,
-                                              int n, KBD_SITE_PARAMS) {
+/* T: the Tensor Memory of CTA tc that D lands in (the issuer's, or a pair peer's). Only the issuer's own warps
+ * have a fence snapshot; a peer's reader must be ordered before the issue by the clocks alone. */
+static inline void kbd_cpu_umma_check_readers_in(kbd_cpu_warp *w, kbd_cpu_mma_state *S, const kbd_cpu_cta *tc,
+                                                 const kbd_cpu_mma_state *T, uint32_t lane, uint32_t col, int m, int n,
+                                                 KBD_SITE_PARAMS) {
   kbd_cpu_cta *cta = w->cta;
-  const uint32_t me = (uint32_t)w->gid, base = cta->sh.base;
+  const uint32_t me = (uint32_t)w->gid, base = tc->sh.base;
   const uint32_t *snap = S->fsnap[w->id];
   const int rb = cta->rank * KBD_CPU_MAX_WARPS;
   for (int r = 0; r < m; ++r) {
     const uint32_t ln = kbd_cpu_umma_lane(m, lane, r);
     for (int c = 0; c < n; ++c) {
       const size_t x = (size_t)ln * KBD_TMEM_COLS + col + (uint32_t)c;
-      const uint32_t rc = S->tm_rclk[x], who = S->tm_rwho[x];
+      const uint32_t rc = T->tm_rclk[x], who = T->tm_rwho[x];
       if (KBD_LIKELY(rc < base || who == me)) continue;
       const int unordered = rc > w->clk[who];
       const int local = (int)who >= rb && (int)who < rb + KBD_CPU_MAX_WARPS;
@@ -1018,6 +1064,10 @@ static inline void kbd_cpu_umma_check_readers(kbd_cpu_warp *w, kbd_cpu_mma_state
       }
     }
   }
+}
+static inline void kbd_cpu_umma_check_readers(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t lane, uint32_t col, int m,
+                                              int n, KBD_SITE_PARAMS) {
+  kbd_cpu_umma_check_readers_in(w, S, w->cta, S, lane, col, m, n, KBD_SITE_ARGS);
 }
 
 /* A new pending MMA record with room for its m x n K-step sums (the descriptor and the Tensor Memory A forms). */
@@ -1044,13 +1094,11 @@ static inline void kbd_cpu_umma_push(kbd_cpu_mma_state *S, int wi, kbd_cpu_umma 
   S->uq[wi][S->un[wi]++] = u;
 }
 
-/* The rest of an MMA's issue, once S->sa holds its A (both forms): B through its descriptor, the K-step sums,
- * the record's D and site, and the warp's queue. */
-static inline void kbd_cpu_umma_record(kbd_cpu_warp *w, kbd_cpu_mma_state *S, kbd_cpu_umma *u,
+/* The end of an MMA's issue, once S->sa and S->sb hold its operands (every form): the K-step sums, the record's
+ * D and site, and the warp's queue. */
+static inline void kbd_cpu_umma_finish(kbd_cpu_warp *w, kbd_cpu_mma_state *S, kbd_cpu_umma *u,
                                        const kbd_cpu_mma_shape *s, uint32_t lane, uint32_t col, int accumulate,
-                                       uint64_t bdesc, KBD_SITE_PARAMS) {
-  kbd_cpu_mma_operand(w->cta, w, KBD_MMA_SM100, bdesc, s->tb, s->bmaj, 0, s->n, s->kel, s->negb, S->sb, &u->ch,
-                      "tcgen05.mma (operand B)", KBD_SITE_ARGS);
+                                       KBD_SITE_PARAMS) {
   kbd_cpu_mma_dot(s, S->sa, s->m, S->sb, S->sbt, u->res);
   u->lane = lane;
   u->col = col;
@@ -1063,6 +1111,15 @@ static inline void kbd_cpu_umma_record(kbd_cpu_warp *w, kbd_cpu_mma_state *S, kb
   u->line = kbd_line_;
   kbd_cpu_umma_push(S, w->id, u);
   kbd_cpu_tick(w);
+}
+/* The rest of an MMA's issue, once S->sa holds its A (both single-CTA forms): B through its descriptor, then
+ * the finish. */
+static inline void kbd_cpu_umma_record(kbd_cpu_warp *w, kbd_cpu_mma_state *S, kbd_cpu_umma *u,
+                                       const kbd_cpu_mma_shape *s, uint32_t lane, uint32_t col, int accumulate,
+                                       uint64_t bdesc, KBD_SITE_PARAMS) {
+  kbd_cpu_mma_operand(w->cta, w, KBD_MMA_SM100, bdesc, s->tb, s->bmaj, 0, s->n, s->kel, s->negb, S->sb, &u->ch,
+                      "tcgen05.mma (operand B)", KBD_SITE_ARGS);
+  kbd_cpu_umma_finish(w, S, u, s, lane, col, accumulate, KBD_SITE_ARGS);
 }
 
 /* tcgen05.mma.cta_group::1.kind::K [dtmem], adesc, bdesc, idesc, accumulate (one thread). */
@@ -1082,6 +1139,7 @@ static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "tcgen05.mma: B descriptor 0x%016llx: %s", (unsigned long long)bdesc,
                   why);
   kbd_cpu_mma_state *S = kbd_cpu_tmem_state(cta);
+  kbd_cpu_tcgen05_group(S, 1, "tcgen05.mma", KBD_SITE_ARGS);
   const uint32_t lane = dtmem >> 16, col = dtmem & 0xFFFFu;
   if (s.m == 128 ? lane != 0 : (lane != 0 && lane != 16))
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
@@ -1112,17 +1170,30 @@ static inline void kbd_cpu_umma_complete(kbd_cpu_warp *w, KBD_SITE_PARAMS) {
   const uint32_t me = (uint32_t)w->gid, now = w->clk[w->gid], base = cta->sh.base;
   for (int i = 0; i < S->un[w->id]; ++i) {
     kbd_cpu_umma *u = S->uq[w->id][i];
-    for (int r = 0; r < u->m; ++r)
+    if (u->pair) kbd_cpu_pair_complete_check(u, KBD_SITE_ARGS);
+    for (int r = 0; r < u->m; ++r) {
+      /* a pair MMA: rows 128.. are the odd CTA's, at lanes 0.. of its Tensor Memory (Layout A) */
+      kbd_cpu_mma_state *T = S;
+      uint32_t tbase = base;
+      size_t x0 = 0;
+      if (u->pair) {
+        const int hi = r >= 128;
+        T = hi ? kbd_cpu_tmem_state(u->pair) : S;
+        tbase = hi ? u->pair->sh.base : base;
+        x0 = (size_t)(u->lane + (uint32_t)(r & 127)) * KBD_TMEM_COLS + u->col;
+      } else {
+        x0 = kbd_cpu_umma_cell(u, r, 0);
+      }
       for (int c = 0; c < u->n; ++c) {
-        const size_t x = kbd_cpu_umma_cell(u, r, c);
+        const size_t x = x0 + (size_t)c;
         if (u->accumulate) {
-          const uint32_t who = S->tm_who[x] & 0x7FFFu;
-          if (S->tm_clk[x] < base)
+          const uint32_t who = T->tm_who[x] & 0x7FFFu;
+          if (T->tm_clk[x] < tbase)
             kbd_cpu_fault(KBD_ERR_POISON, u->file, u->line,
                           "tcgen05.mma with accumulate = 1 adds onto Tensor Memory lane %zu, column %zu, which nothing "
                           "wrote in this CTA (start the accumulation with accumulate = 0)",
                           x / KBD_TMEM_COLS, x % KBD_TMEM_COLS);
-          if (who != me && S->tm_clk[x] > w->clk[who]) {
+          if (who != me && T->tm_clk[x] > w->clk[who]) {
             char them[48];
             kbd_cpu_fault(KBD_ERR_RACE, u->file, u->line,
                           "tcgen05.mma accumulates onto Tensor Memory lane %zu, column %zu, which %s wrote "
@@ -1131,11 +1202,14 @@ static inline void kbd_cpu_umma_complete(kbd_cpu_warp *w, KBD_SITE_PARAMS) {
                           x / KBD_TMEM_COLS, x % KBD_TMEM_COLS, kbd_cpu_who(cta->G, (int)who, them, sizeof them));
           }
         }
-        S->tm_val[x] = kbd_cpu_mma_acc(u->dtype, u->saturate, u->accumulate, S->tm_val[x], u->res[r * u->n + c]);
-        S->tm_clk[x] = now;
-        S->tm_who[x] = (uint16_t)(me | KBD_CPU_TMEM_MMA);
+        T->tm_val[x] = kbd_cpu_mma_acc(u->dtype, u->saturate, u->accumulate, T->tm_val[x], u->res[r * u->n + c]);
+        T->tm_clk[x] = now;
+        T->tm_who[x] = (uint16_t)(me | KBD_CPU_TMEM_MMA);
       }
+    }
     kbd_cpu_mma_retire_read(cta, w, &u->ch, "tcgen05.mma", u->file, u->line, KBD_SITE_ARGS);
+    if (u->pair)
+      kbd_cpu_mma_retire_read(u->pair, w, &u->pch, "tcgen05.mma (CTA pair)", u->file, u->line, KBD_SITE_ARGS);
     if (u->acols) kbd_cpu_ts_retire(w, S, u);
     kbd_cpu_umma_free(u);
   }
@@ -1147,6 +1221,7 @@ static inline void kbd_hw_umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
   kbd_cpu_tcgen05_single(w, "tcgen05.commit", KBD_SITE_ARGS);
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "tcgen05.commit", KBD_SITE_ARGS);
   kbd_cpu_mma_state *S = kbd_cpu_tmem_state(w->cta);
+  kbd_cpu_tcgen05_group(S, 1, "tcgen05.commit", KBD_SITE_ARGS);
   ++S->tcseq[w->id];
   kbd_cpu_umma_complete(w, KBD_SITE_ARGS);
   kbd_cpu_mbar_arrivals(w, m, 1, "tcgen05.commit", KBD_SITE_ARGS);
@@ -1155,8 +1230,8 @@ static inline void kbd_hw_umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
 }
 /* tcgen05.commit ... .multicast::cluster [bar], mask: the same completion, then one arrival (release, cluster
  * scope) on the barrier at bar's offset in every CTA of the mask. */
-static inline void kbd_hw_umma_commit_mc(uint64_t *bar, uint16_t mask, KBD_SITE_PARAMS) {
-  const char *what = "tcgen05.commit (multicast)";
+static inline void kbd_cpu_umma_commit_mc_g(uint64_t *bar, uint16_t mask, int group, const char *what,
+                                            KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
   kbd_cpu_group *G = w->cta->G;
   kbd_cpu_mma_arch(100, what, KBD_SITE_ARGS);
@@ -1168,6 +1243,7 @@ static inline void kbd_hw_umma_commit_mc(uint64_t *bar, uint16_t mask, KBD_SITE_
                   what, (unsigned)mask, G->nctas);
   kbd_cpu_mbar_use(bar, what, KBD_SITE_ARGS); /* bar must be a barrier of this CTA's own shared memory */
   kbd_cpu_mma_state *S = kbd_cpu_tmem_state(w->cta);
+  kbd_cpu_tcgen05_group(S, group, what, KBD_SITE_ARGS);
   ++S->tcseq[w->id];
   kbd_cpu_umma_complete(w, KBD_SITE_ARGS);
   for (int r = 0; r < G->nctas; ++r) {
@@ -1178,6 +1254,9 @@ static inline void kbd_hw_umma_commit_mc(uint64_t *bar, uint16_t mask, KBD_SITE_
     if (peer == w->cta) m->tcq[w->id] = S->tcseq[w->id]; /* completion known within this CTA only */
     kbd_cpu_mbar_check(peer, m);
   }
+}
+static inline void kbd_hw_umma_commit_mc(uint64_t *bar, uint16_t mask, KBD_SITE_PARAMS) {
+  kbd_cpu_umma_commit_mc_g(bar, mask, 1, "tcgen05.commit (multicast)", KBD_SITE_ARGS);
 }
 
 static inline void kbd_hw_tcgen05_fence_before(KBD_SITE_PARAMS) {
@@ -1339,4 +1418,5 @@ static inline void kbd_cpu_mma_exit(kbd_cpu_warp *w) {
 #endif /* KBD_MODE_CPU */
 #endif /* KBD_CPU_MMA_H */
 
-#include "mma_ts.h" /* A operands in Tensor Memory: defines the kbd_cpu_ts_* hooks declared above */
+#include "mma_pair.h" /* CTA-pair MMAs (.cta_group::2): defines kbd_cpu_pair_complete_check */
+#include "mma_ts.h"   /* A operands in Tensor Memory: defines the kbd_cpu_ts_* hooks declared above */

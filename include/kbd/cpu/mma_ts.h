@@ -262,6 +262,7 @@ static inline void kbd_hw_umma_ts(uint32_t dtmem, int kind, uint32_t idesc, uint
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: B descriptor 0x%016llx: %s", what, (unsigned long long)bdesc,
                   why);
   kbd_cpu_mma_state *S = kbd_cpu_tmem_state(cta);
+  kbd_cpu_tcgen05_group(S, 1, what, KBD_SITE_ARGS);
   const uint32_t lane = dtmem >> 16, col = dtmem & 0xFFFFu, alane = atmem >> 16, acol = atmem & 0xFFFFu;
   if (s.m == 128 ? lane != 0 : (lane != 0 && lane != 16))
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,

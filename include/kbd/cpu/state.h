@@ -172,7 +172,10 @@ typedef struct kbd_cpu_copy {
    * issuing warp's fiber stack here, gone once that warp exits, while on the GPU they are param space for the
    * whole grid: the copy must not read through the pointer when it lands later. */
   kbd_tensor_map_desc desc;
-  int mbar;   /* index in the CTA's mbarrier table of the barrier it completes */
+  int mbar; /* index in the CTA's mbarrier table of the barrier it completes */
+  /* the CTA whose shared memory receives it when that is not the barrier's (a .cta_group::2 load completing on
+   * the pair's even CTA: cpu/mma_pair.h); NULL: the barrier's CTA */
+  struct kbd_cpu_cta *dst;
   int issuer; /* the issuing warp (group index), and its clock at the issue: the writes' stamp */
   uint32_t clk;
   const char *file; /* where it was issued */

@@ -33,19 +33,21 @@ static inline void kbd_cpu_bulk_rules(uint32_t bytes, const void *smem, const vo
                   what, bytes, smem, gmem);
 }
 
-/* Records a copy into shared [off, off + bytes) that completes on m: the bytes become pending writes of the
- * issuing warp's async proxy now, and land (memcpy from src, or `land`) when a warp waits on m. */
-static inline void kbd_cpu_copy_issue_at(kbd_cpu_cta *cta, kbd_cpu_warp *w, kbd_cpu_mbar *m, size_t off, uint32_t bytes,
-                                         const void *src, kbd_cpu_land_fn land, const int32_t *coord, const char *what,
-                                         KBD_SITE_PARAMS) {
+/* Records a copy into shared [off, off + bytes) of CTA `to` that completes on m, a barrier of CTA `cta`: the bytes
+ * become pending writes of the issuing warp's async proxy now, and land (memcpy from src, or `land`) when a warp
+ * waits on m. */
+static inline void kbd_cpu_copy_issue_to(kbd_cpu_cta *to, kbd_cpu_cta *cta, kbd_cpu_warp *w, kbd_cpu_mbar *m,
+                                         size_t off, uint32_t bytes, const void *src, kbd_cpu_land_fn land,
+                                         const int32_t *coord, const char *what, KBD_SITE_PARAMS) {
   if (cta->ncopies == KBD_CPU_MAX_COPIES)
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
                   "more than %d asynchronous copies in flight in one block (CPU machine limit): wait on their "
                   "mbarriers",
                   KBD_CPU_MAX_COPIES);
-  kbd_cpu_shadow_write_at(cta, w, off, bytes, KBD_CPU_SH_ASYNC | KBD_CPU_SH_PENDING, what, kbd_cpu_no_elem(),
+  kbd_cpu_shadow_write_at(to, w, off, bytes, KBD_CPU_SH_ASYNC | KBD_CPU_SH_PENDING, what, kbd_cpu_no_elem(),
                           KBD_SITE_ARGS);
   kbd_cpu_copy *c = &cta->copies[cta->ncopies++];
+  c->dst = to == cta ? NULL : to;
   c->off = off;
   c->src = src;
   c->land = land;
@@ -60,6 +62,12 @@ static inline void kbd_cpu_copy_issue_at(kbd_cpu_cta *cta, kbd_cpu_warp *w, kbd_
   c->line = kbd_line_;
   kbd_cpu_tick(w);
   if (m->waiters) kbd_cpu_copies_deliver(cta, m); /* someone already waits for it */
+}
+/* A copy into the shared memory of the barrier's CTA. */
+static inline void kbd_cpu_copy_issue_at(kbd_cpu_cta *cta, kbd_cpu_warp *w, kbd_cpu_mbar *m, size_t off, uint32_t bytes,
+                                         const void *src, kbd_cpu_land_fn land, const int32_t *coord, const char *what,
+                                         KBD_SITE_PARAMS) {
+  kbd_cpu_copy_issue_to(cta, cta, w, m, off, bytes, src, land, coord, what, KBD_SITE_ARGS);
 }
 /* A copy into the issuing warp's own CTA. */
 static inline void kbd_cpu_copy_issue(kbd_cpu_warp *w, kbd_cpu_mbar *m, size_t off, uint32_t bytes, const void *src,

@@ -1,0 +1,182 @@
+/* kbd/mma_pair.h - CTA-pair MMAs on sm_100a (tcgen05 .cta_group::2; docs/mma.md "CTA pairs",
+ * docs/design/cta-pair.md).
+ *
+ * Two CTAs of a cluster whose ranks differ only in bit 0 (2k and 2k + 1) execute one M = 256 MMA together: each
+ * holds 128 rows of A and N/2 rows of B (the N x K `b` tile) in its own shared memory at the SAME offsets, and
+ * each receives its 128 rows of D (all N columns) in its own Tensor Memory. One thread of the even CTA issues the
+ * MMAs and their commit; a 256 x N output then costs each SM the B bytes of a 128 x N/2 tile.
+ *
+ *   kbd_tmem_alloc_pair(tm, ncols)       one warp in EACH CTA (collective): the same columns in both
+ *   kbd_tma_load_pair(tile, map, bar, c...)  a load into this CTA's tile that completes on the EVEN CTA's `bar`
+ *   kbd_mma_pair_issue(acc, a, b, acc?)  the even CTA's MMA warp: acc = KBD_ACC(dt, 128, N) (this CTA's half of
+ *                                        D), a = its 128 x K rows of A, b = its N/2 x K rows of B
+ *   kbd_mma_pair_commit(acc, bar)        the same warp: one arrive on `bar` in BOTH CTAs when the MMAs complete
+ *   kbd_acc_wait / kbd_acc_load          each CTA reads its own half, as for a single-CTA accumulator
+ *   kbd_acc_release_pair(acc, bar)       the reading warp releases the half to the issuer: an arrive on the EVEN
+ *                                        CTA's `bar`
+ *   kbd_tmem_free_pair(tm, ncols)        one warp in each CTA, after a cluster barrier
+ *
+ * ptxas rejects a kernel that mixes .cta_group::1 and ::2 tcgen05 instructions, so a pair kernel allocates with
+ * kbd_tmem_alloc_pair and issues with kbd_mma_pair_issue only (kbd_mma_issue / kbd_mma / kbd_tmem_alloc are the
+ * ::1 forms); the CPU machine reports a mix at run time with both sites. sm_100a only: a compile-time error
+ * elsewhere (sm_90a has no Tensor Memory; its clusters share operands by multicast instead).
+ */
+#ifndef KBD_MMA_PAIR_H
+#define KBD_MMA_PAIR_H
+
+#include "cluster.h"
+#include "mma.h"
+#include "tma.h"
+
+#define KBD__PAIR_RULE_ARCH                                                                                            \
+  "kbd: CTA-pair MMAs (tcgen05 .cta_group::2: kbd_*_pair) exist on sm_100a only; on sm_90a share operands across a "   \
+  "cluster with kbd_tma_load_multicast"
+#define KBD__PAIR_RULE_SHAPES                                                                                          \
+  "kbd_mma_pair_issue: acc is this CTA's half of the pair's D, KBD_ACC(dt, 128, N) (M = 256 across the pair); a is "   \
+  "this CTA's 128 x K rows of A and b its N/2 x K rows of B, the same K"
+#define KBD__PAIR_RULE_N                                                                                               \
+  "kbd_mma_pair_issue: N must be 16..256 in steps of 16 (8-bit integers: 32..256 in steps of 32; ptx-reference 5.4, "  \
+  "cta_group::2)"
+
+/* This CTA issues its pair's MMAs (the even rank of the pair). */
+#define kbd_cta_pair_leader() ((kbd_cluster_ctarank() & 1u) == 0u)
+
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+#include "hw.h"
+
+KBD_DEV void kbd_tmem_alloc_pair_(kbd_tmem *tm, uint32_t ncols, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd_hw_tmem_alloc_pair(&tm->addr, ncols, KBD_SITE_ARGS);
+  kbd_hw_tmem_relinquish_pair(KBD_SITE_ARGS); /* one allocation per CTA, as kbd_tmem_alloc */
+#else
+  (void)tm, (void)ncols;
+  KBD_SITE_UNUSED;
+#endif
+}
+KBD_DEV void kbd_tmem_free_pair_(kbd_tmem *tm, uint32_t ncols, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd_hw_dsmem_read(&tm->addr, 4, 4, "kbd_tmem_free_pair", KBD_SITE_ARGS);
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  kbd_hw_tmem_dealloc_pair(tm->addr, ncols, KBD_SITE_ARGS);
+#else
+  (void)tm, (void)ncols;
+  KBD_SITE_UNUSED;
+#endif
+}
+#define kbd_tmem_alloc_pair(tm, ncols)                                                                                 \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                        \
+    KBD_STATIC_ASSERT(KBD_TMEM_NCOLS_OK(ncols), KBD__TMEM_RULE_NCOLS);                                                 \
+    kbd_tmem_alloc_pair_((tm), (uint32_t)(ncols), KBD_SITE);                                                           \
+  } while (0)
+#define kbd_tmem_free_pair(tm, ncols)                                                                                  \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                        \
+    KBD_STATIC_ASSERT(KBD_TMEM_NCOLS_OK(ncols), KBD__TMEM_RULE_NCOLS);                                                 \
+    kbd_tmem_free_pair_((tm), (uint32_t)(ncols), KBD_SITE);                                                            \
+  } while (0)
+
+/* The elected thread of the calling (MMA) warp issues the K/kstep pair MMAs of the tiles' whole K. The fence
+ * orders them after what the warp acquired (the stage's full barrier, the accumulator's release): 5.8. */
+KBD_DEV void kbd__umma_pair_issue(uint32_t taddr, int kind, uint32_t idesc, kbd_smem_shape as, uint32_t aaddr,
+                                  kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  KBD_ELECT_ONE {
+    const int ksteps = kbd_mma_ksteps(&as);
+    KBD_UNROLL
+    for (int j = 0; j < ksteps; ++j)
+      kbd_hw_umma_pair(taddr, kind, idesc, kbd_umma_smem_desc(&as, aaddr, 0, j), kbd_umma_smem_desc(&bs, baddr, 0, j),
+                       accumulate || j > 0, KBD_SITE_ARGS);
+  }
+#else
+  (void)taddr, (void)kind, (void)idesc, (void)as, (void)aaddr, (void)bs, (void)baddr, (void)accumulate;
+  KBD_SITE_UNUSED;
+#endif
+}
+#define kbd__mma_pair_(acc, a, b, accumulate, ta, tb)                                                                  \
+  kbd__umma_pair_issue((acc).taddr, kbd_mma_kind_of(ta, tb),                                                           \
+                       kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 256, KBD_COLS(acc), KBD_STILE_MAJOR(a),        \
+                                           KBD_STILE_MAJOR(b), 0u),                                                    \
+                       KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                      \
+                       kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
+
+/* The pair's mask: the two CTAs' bits. */
+KBD_DEV uint16_t kbd__pair_mask(void) { return (uint16_t)(3u << (kbd_hw_cluster_ctarank() & ~1u)); }
+
+KBD_DEV void kbd__umma_pair_commit(uint64_t *bar, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  KBD_ELECT_ONE { kbd_hw_umma_commit_pair(bar, kbd__pair_mask(), KBD_SITE_ARGS); }
+#else
+  (void)bar;
+  KBD_SITE_UNUSED;
+#endif
+}
+/* tcgen05.ld of this half is complete (kbd_acc_load waits); the fence orders it before the remote arrive. */
+KBD_DEV void kbd__acc_release_pair(uint64_t *bar, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);
+  KBD_ELECT_ONE { kbd_hw_mbar_arrive_cluster(bar, kbd_hw_cluster_ctarank() & ~1u, 1u, KBD_SITE_ARGS); }
+#else
+  (void)bar;
+  KBD_SITE_UNUSED;
+#endif
+}
+
+#define kbd_mma_pair_issue(acc, a, b, accumulate)                                                                      \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                        \
+    KBD_STATIC_ASSERT(KBD__MMA_TARGET_OK, KBD__MMA_RULE_TARGET);                                                       \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC && KBD_KIND(a) == KBD_KIND_SMEM && KBD_KIND(b) == KBD_KIND_SMEM,   \
+                      KBD__MMA_RULE_KINDS);                                                                            \
+    KBD_STATIC_ASSERT(KBD_ROWS(acc) == 128 && KBD_ROWS(a) == 128 && 2 * KBD_ROWS(b) == KBD_COLS(acc) &&                \
+                          KBD_COLS(a) == KBD_COLS(b),                                                                  \
+                      KBD__PAIR_RULE_SHAPES);                                                                          \
+    KBD_STATIC_ASSERT(KBD__MMA_KIND_CE(a, b) == 0, KBD__MMA_RULE_TYPES);                                               \
+    KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16 || KBD_DT_IS_FP8(KBD_DTYPE(a)),       \
+                      KBD__MMA_RULE_F16ACC);                                                                           \
+    KBD_STATIC_ASSERT((KBD_DTYPE(acc) == KBD_DT_i32) == KBD_DT_IS_INT8(KBD_DTYPE(a)), KBD__MMA_RULE_I32ACC);           \
+    KBD_STATIC_ASSERT(KBD_DT_IS_INT8(KBD_DTYPE(a)) ? KBD_COLS(acc) % 32 == 0 : KBD_COLS(acc) % 16 == 0,                \
+                      KBD__PAIR_RULE_N);                                                                               \
+    KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, a);                                                                      \
+    KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, b);                                                                      \
+    kbd__mma_pair_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)));                   \
+  } while (0)
+#define kbd_mma_pair_commit(acc, bar)                                                                                  \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                        \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    kbd__umma_pair_commit((bar), KBD_SITE);                                                                            \
+  } while (0)
+#define kbd_acc_release_pair(acc, bar)                                                                                 \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                        \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    kbd__acc_release_pair((bar), KBD_SITE);                                                                            \
+  } while (0)
+
+/* Per block b of the tile: one box at x + b * box_dims[0], as kbd_tma_load. */
+KBD_DEV void kbd_tma_load_pair_(char *dst, uint32_t line_bytes, uint32_t lines, int swz, int boxes, uint32_t box0,
+                                const kbd_tensor_map *map, uint64_t *bar, int rank, int32_t c0, int32_t c1, int32_t c2,
+                                int32_t c3, int32_t c4, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  for (int b = 0; b < boxes; ++b)
+    kbd_hw_tma_load_pair(dst + (size_t)b * line_bytes * lines, line_bytes, lines, swz, map, bar, rank,
+                         c0 + (int32_t)(b * box0), c1, c2, c3, c4, KBD_SITE_ARGS);
+#else
+  (void)dst, (void)line_bytes, (void)lines, (void)swz, (void)boxes, (void)box0, (void)map, (void)bar, (void)rank;
+  (void)c0, (void)c1, (void)c2, (void)c3, (void)c4;
+  KBD_SITE_UNUSED;
+#endif
+}
+#define kbd_tma_load_pair(tile, map, bar, ...)                                                                         \
+  do {                                                                                                                 \
+    KBD__IS_STILE(tile);                                                                                               \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                        \
+    KBD_STATIC_ASSERT(KBD__TMA_NARG(__VA_ARGS__) >= 1 && KBD__TMA_NARG(__VA_ARGS__) <= 5, KBD__TMA_RANK_RULE);         \
+    kbd_tma_load_pair_((char *)(tile).p, KBD__TMA_GEOM(tile), (map), (bar), KBD__TMA_NARG(__VA_ARGS__),                \
+                       KBD__TMA_C(__VA_ARGS__), KBD_SITE);                                                             \
+  } while (0)
+
+#endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
+#endif /* KBD_MMA_PAIR_H */

@@ -1,0 +1,237 @@
+/* test_mma_pair.c - CTA-pair MMAs (kbd/mma_pair.h: tcgen05 .cta_group::2) on the CPU machine emulating sm_100a.
+ *
+ * Clusters of 2 and 4 CTAs (one or two pairs), 256 threads each. Per pair: D (256 x PN) = A (256 x K) B^T for
+ * PT output tiles, through one 128-column accumulator per CTA. Per CTA: warp 0 allocates (collectively with its
+ * peer) and loads this CTA's halves (A rows 128h.., B rows 64h..) through a 2-stage ring with
+ * kbd_tma_load_pair, completing on the even CTA's `full`; the even CTA arms `full` with both halves' bytes; its
+ * warp 1 issues kbd_mma_pair_issue and frees each stage in both CTAs with kbd_mma_pair_commit; warpgroup 1 of
+ * each CTA waits for its half (`accfull`), reads it and releases it to the issuer (kbd_acc_release_pair on the
+ * even CTA's `accempty`, which counts the 8 epilogue warps of the pair). Values are small multiples of 1/4:
+ * the results are exact and compared bit for bit under the default schedule, seeds 0-5 and 1 or 2 host threads.
+ *
+ * Broken variants, each reported in the first run under the default schedule with its kind and this file's line:
+ * the odd CTA issuing the MMA, a commit that reaches only the issuing CTA (the odd CTA's epilogue waits forever:
+ * a deadlock), an odd CTA that never allocates (the collective alloc waits: a deadlock naming it), an `full`
+ * armed with only the even CTA's bytes, a single-CTA commit in a pair kernel (ptxas rejects the mix; the machine
+ * names both sites), the odd CTA freeing its Tensor Memory while MMAs still write it, and an odd-CTA epilogue
+ * that releases its half before reading it.
+ */
+#include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "machine_test.h"
+
+enum { PR_OK, PR_ODD_ISSUES, PR_COMMIT_ONE, PR_NO_PEER_ALLOC, PR_EXPECT_HALF, PR_MIX, PR_FREE_EARLY, PR_RELEASE_EARLY };
+
+#define PN 128 /* the pair's N: each CTA loads PN / 2 rows of B */
+#define PK 64  /* K per stage */
+typedef KBD_STILE(bf16, 128, PK, KBD_SWIZZLE_128B) pr_a;
+typedef KBD_STILE(bf16, PN / 2, PK, KBD_SWIZZLE_128B) pr_b;
+
+typedef struct pr_params {
+  kbd_tensor_map ma, mb;
+  float *d;
+  int tiles, kt, brk;
+} pr_params;
+
+static int pr_line_issue, pr_line_commit, pr_line_alloc, pr_line_load, pr_line_free, pr_line_mix;
+
+KBD_KERNEL(pr_kernel, 256, pr_params) {
+  KBD_SHARED_STILE(pr_a, a0);
+  KBD_SHARED_STILE(pr_a, a1);
+  KBD_SHARED_STILE(pr_b, b0);
+  KBD_SHARED_STILE(pr_b, b1);
+  KBD_SHARED(kbd_mbarrier, full, 2);
+  KBD_SHARED(kbd_mbarrier, empty, 2);
+  KBD_SHARED(kbd_mbarrier, accfull, 1);
+  KBD_SHARED(kbd_mbarrier, accempty, 1);
+  KBD_SHARED(kbd_tmem, tm, 1);
+  const unsigned rank = kbd_cluster_ctarank(), half = rank & 1u, pair = rank / 2u;
+  const int leader = kbd_cta_pair_leader();
+  if (kbd_warp_id() == 0) {
+    KBD_ELECT_ONE {
+      for (int s = 0; s < 2; ++s) {
+        kbd_mbarrier_init(&full[s], 1);
+        kbd_mbarrier_init(&empty[s], 1);
+      }
+      kbd_mbarrier_init(accfull, 1);
+      kbd_mbarrier_init(accempty, 2 * KBD_ACC_RELEASES(128));
+      kbd_fence_mbarrier_init();
+    }
+    MT_MARK(pr_line_alloc); if (!(p.brk == PR_NO_PEER_ALLOC && half)) kbd_tmem_alloc_pair(tm, 128);
+  }
+  kbd_cluster_sync(); /* the peers' barriers and the allocation before any use */
+
+  KBD_ACC(f32, 128, PN) acc;
+  kbd_acc_bind(acc, tm, 0, accfull);
+  const int steps = p.tiles * p.kt;
+  if (kbd_warp_id() == 0) {
+    KBD_ELECT_ONE {
+      for (int i = 0; i < steps; ++i) {
+        const int s = i % 2, t = i / p.kt, k = i % p.kt;
+        kbd_mbarrier_wait(&empty[s], ((unsigned)(i / 2) & 1u) ^ 1u);
+        if (leader) {
+          const uint32_t bytes = p.brk == PR_EXPECT_HALF ? KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b0)
+                                                         : 2u * (KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b0));
+          kbd_mbarrier_arrive_expect_tx(&full[s], bytes);
+        }
+        MT_MARK(pr_line_load); kbd_tma_load_pair(s ? a1 : a0, &p.ma, &full[s], k * PK, (int)((pair * (unsigned)p.tiles + (unsigned)t) * 256u + 128u * half));
+        kbd_tma_load_pair(s ? b1 : b0, &p.mb, &full[s], k * PK, (int)(64u * half));
+      }
+    }
+    if (p.brk == PR_FREE_EARLY && half) {
+      MT_MARK(pr_line_free); kbd_tmem_free_pair(tm, 128);
+    }
+  } else if (kbd_warp_id() == 1 && (leader != (p.brk == PR_ODD_ISSUES))) {
+    for (int i = 0; i < steps; ++i) {
+      const int s = i % 2, t = i / p.kt, k = i % p.kt;
+      if (k == 0 && t > 0) kbd_mbarrier_wait(accempty, (unsigned)(t - 1) & 1u);
+      if (p.brk != PR_ODD_ISSUES) kbd_mbarrier_wait(&full[s], (unsigned)(i / 2) & 1u);
+      MT_MARK(pr_line_issue); kbd_mma_pair_issue(acc, s ? a1 : a0, s ? b1 : b0, k > 0);
+      MT_MARK(pr_line_mix); if (p.brk == PR_MIX) kbd_mma_commit(acc, &empty[s]); else kbd_mma_pair_commit(acc, &empty[s]);
+      if (k == p.kt - 1) {
+        if (p.brk == PR_COMMIT_ONE) {
+          KBD_ELECT_ONE { kbd_hw_umma_commit_pair(accfull, (uint16_t)(1u << rank), KBD_SITE); }
+        } else {
+          MT_MARK(pr_line_commit); kbd_mma_pair_commit(acc, accfull);
+        }
+      }
+    }
+  } else if (kbd_warpgroup_id() == 1) {
+    for (int t = 0; t < p.tiles; ++t) {
+      kbd_acc_wait(acc, accfull, (unsigned)t & 1u);
+      if (p.brk == PR_RELEASE_EARLY && half) kbd_acc_release_pair(acc, accempty);
+      KBD_ACC_TILE(f32, 128, PN) r;
+      kbd_acc_load(r, acc, 0);
+      if (!(p.brk == PR_RELEASE_EARLY && half)) kbd_acc_release_pair(acc, accempty);
+      const size_t row0 = ((size_t)(pair * (unsigned)p.tiles + (unsigned)t) * 256u + 128u * half);
+      kbd_store2d(p.d + row0 * PN, r, 128, PN, PN, 0, 0);
+    }
+  }
+  kbd_cluster_sync(); /* no Tensor Memory access of either CTA after this */
+  if (kbd_warp_id() == 0 && !(p.brk == PR_NO_PEER_ALLOC && half) && !(p.brk == PR_FREE_EARLY && half))
+    kbd_tmem_free_pair(tm, 128);
+}
+
+static float pr_value(int i, int j, int salt) { return (float)(((i * 5 + j * 3 + salt * 7) % 9) - 4) / 4.0f; }
+
+/* `pairs` pairs in one cluster of 2 * pairs CTAs, each computing `tiles` 256 x PN tiles over kt * PK of K.
+ * Returns the status and, when it ran, checks every element (exact). */
+static kbd_status pr_run(int pairs, int tiles, int kt, int brk) {
+  const int M = pairs * tiles * 256, K = kt * PK;
+  kbd_bf16 *ha = malloc(sizeof(kbd_bf16) * (size_t)M * (size_t)K), *hb = malloc(sizeof(kbd_bf16) * PN * (size_t)K);
+  float *hd = malloc(sizeof(float) * (size_t)M * PN);
+  assert_non_null(ha), assert_non_null(hb), assert_non_null(hd);
+  for (int i = 0; i < M; ++i)
+    for (int k = 0; k < K; ++k) ha[(size_t)i * K + k] = kbd_f32_to_bf16(pr_value(i, k, 1));
+  for (int j = 0; j < PN; ++j)
+    for (int k = 0; k < K; ++k) hb[(size_t)j * K + k] = kbd_f32_to_bf16(pr_value(j, k, 2));
+  kbd_bf16 *da, *db;
+  float *dd;
+  assert_int_equal(kbd_malloc((void **)&da, sizeof(kbd_bf16) * (size_t)M * K).code, KBD_OK);
+  assert_int_equal(kbd_malloc((void **)&db, sizeof(kbd_bf16) * PN * (size_t)K).code, KBD_OK);
+  assert_int_equal(kbd_malloc((void **)&dd, sizeof(float) * (size_t)M * PN).code, KBD_OK);
+  assert_int_equal(kbd_copy_to_device(da, ha, sizeof(kbd_bf16) * (size_t)M * K).code, KBD_OK);
+  assert_int_equal(kbd_copy_to_device(db, hb, sizeof(kbd_bf16) * PN * (size_t)K).code, KBD_OK);
+  pr_params p;
+  memset(&p, 0, sizeof p);
+  kbd_tensor_map_desc ta = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, da, (uint64_t)M, (uint64_t)K, (uint64_t)K * 2u,
+                                                  128, PK, KBD_TMAP_SWIZZLE_128B);
+  kbd_tensor_map_desc tb = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, db, PN, (uint64_t)K, (uint64_t)K * 2u, PN / 2, PK,
+                                                  KBD_TMAP_SWIZZLE_128B);
+  assert_int_equal(kbd_tensor_map_encode(&p.ma, &ta).code, KBD_OK);
+  assert_int_equal(kbd_tensor_map_encode(&p.mb, &tb).code, KBD_OK);
+  p.d = dd;
+  p.tiles = tiles;
+  p.kt = kt;
+  p.brk = brk;
+  const kbd_status st = pr_kernel(kbd_cfg_cluster(kbd_cfg_1d((unsigned)(2 * pairs)), (unsigned)(2 * pairs), 1, 1), p);
+  if (st.code == KBD_OK) {
+    assert_int_equal(kbd_copy_to_host(hd, dd, sizeof(float) * (size_t)M * PN).code, KBD_OK);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < PN; ++j) {
+        double ref = 0;
+        for (int k = 0; k < K; ++k)
+          ref += (double)kbd_bf16_to_f32(ha[(size_t)i * K + k]) * (double)kbd_bf16_to_f32(hb[(size_t)j * K + k]);
+        const float got = hd[(size_t)i * PN + (size_t)j];
+        if ((double)got != ref) fail_msg("D[%d][%d] = %.9g, want %.9g", i, j, got, ref);
+      }
+  }
+  kbd_free(da), kbd_free(db), kbd_free(dd);
+  free(ha), free(hb), free(hd);
+  return st;
+}
+
+static void test_pair(void **state) {
+  (void)state;
+  for (long threads = 1; threads <= 2; ++threads)
+    for (long seed = -1; seed < 6; ++seed) {
+      mt_env(threads, seed);
+      kbd_status st = pr_run(1, 3, 3, PR_OK);
+      if (st.code != KBD_OK) fail_msg("one pair, threads %ld seed %ld: %s", threads, seed, st.msg);
+      st = pr_run(2, 2, 2, PR_OK);
+      if (st.code != KBD_OK) fail_msg("two pairs, threads %ld seed %ld: %s", threads, seed, st.msg);
+    }
+}
+
+/* The report's kind, this file's line and a phrase. */
+static void pr_expect(int brk, kbd_code code, int line, const char *phrase) {
+  mt_env(1, -1);
+  const kbd_status st = pr_run(1, 2, 2, brk);
+  if (st.code != code) fail_msg("variant %d: code %d, want %d: %s", brk, (int)st.code, (int)code, st.msg);
+  char want[64];
+  snprintf(want, sizeof want, "test_mma_pair.c:%d", line);
+  if (line && !strstr(st.msg, want)) fail_msg("variant %d: no %s in: %s", brk, want, st.msg);
+  if (!strstr(st.msg, phrase)) fail_msg("variant %d: no \"%s\" in: %s", brk, phrase, st.msg);
+}
+
+static void test_odd_issues(void **state) {
+  (void)state;
+  pr_expect(PR_ODD_ISSUES, KBD_ERR_INVALID, MT_LINE(pr_line_issue), "the odd CTA of its pair");
+}
+static void test_commit_one(void **state) {
+  (void)state;
+  pr_expect(PR_COMMIT_ONE, KBD_ERR_DEADLOCK, 0, "deadlock");
+}
+static void test_no_peer_alloc(void **state) {
+  (void)state;
+  pr_expect(PR_NO_PEER_ALLOC, KBD_ERR_DEADLOCK, MT_LINE(pr_line_alloc), "must issue it too");
+}
+static void test_expect_half(void **state) {
+  (void)state;
+  mt_env(1, -1);
+  const kbd_status st = pr_run(1, 2, 2, PR_EXPECT_HALF);
+  if (st.code == KBD_OK) fail_msg("an expect-tx of half the bytes was not reported");
+  if (!strstr(st.msg, "test_mma_pair.c:")) fail_msg("no site in: %s", st.msg);
+}
+static void test_mix(void **state) {
+  (void)state;
+  pr_expect(PR_MIX, KBD_ERR_INVALID, MT_LINE(pr_line_mix), "mixes single-CTA and CTA-pair");
+}
+static void test_free_early(void **state) {
+  (void)state;
+  mt_env(1, -1);
+  const kbd_status st = pr_run(1, 2, 2, PR_FREE_EARLY);
+  if (st.code == KBD_OK) fail_msg("an early free was not reported");
+  if (!strstr(st.msg, "Tensor Memory")) fail_msg("not a Tensor Memory report: %s", st.msg);
+}
+static void test_release_early(void **state) {
+  (void)state;
+  pr_expect(PR_RELEASE_EARLY, KBD_ERR_RACE, 0, "Tensor Memory");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_pair),         cmocka_unit_test(test_odd_issues), cmocka_unit_test(test_commit_one),
+      cmocka_unit_test(test_no_peer_alloc), cmocka_unit_test(test_expect_half), cmocka_unit_test(test_mix),
+      cmocka_unit_test(test_free_early),    cmocka_unit_test(test_release_early),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
