@@ -20,8 +20,9 @@
  *
  * D over A (ts_d_over_a): an MMA that writes its D over cells an earlier MMA of the same thread reads as A. PTX
  * orders two MMAs of one thread only when they share the accumulator, so the writer needs the reader's
- * completion: with a wait on the reader's commit the kernel is clean; without it the second MMA is reported,
- * whether the reader is still uncommitted or committed but not waited for.
+ * completion: with a wait on the reader's commit the kernel is clean, also when another warp waited and passed
+ * the completion on through an mbarrier or a named barrier; without it the second MMA is reported, whether the
+ * reader is still uncommitted, committed but not waited for, or "passed on" by a warp that never waited.
  */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <setjmp.h>
@@ -35,7 +36,17 @@
 
 #include "machine_test.h"
 
-enum { TS_OK, TS_NO_READY_WAIT, TS_NO_WAIT_ST, TS_STORE_UNDER_MMA, TS_DA_NO_WAIT, TS_DA_NO_COMMIT };
+enum {
+  TS_OK,
+  TS_NO_READY_WAIT,
+  TS_NO_WAIT_ST,
+  TS_STORE_UNDER_MMA,
+  TS_DA_NO_WAIT,
+  TS_DA_NO_COMMIT,
+  TS_DA_RELAY_MBAR,   /* warp 1 waits for X's commit and passes it on through an mbarrier: clean */
+  TS_DA_RELAY_BAR,    /* ... through a named barrier with warp 0: clean */
+  TS_DA_RELAY_NOWAIT, /* warp 1 arrives on the relay without waiting for X: reported */
+};
 
 typedef struct ts_params {
   const void *a, *b; /* a: T x M x K, b: N x K (bf16 or f16) */
@@ -156,6 +167,7 @@ KBD_KERNEL(ts_d_over_a, 128, ts_params) {
   KBD_SHARED(kbd_mbarrier, aready, 1);
   KBD_SHARED(kbd_mbarrier, xdone, 1);
   KBD_SHARED(kbd_mbarrier, ydone, 1);
+  KBD_SHARED(kbd_mbarrier, relay, 1);
   KBD_SHARED(kbd_tmem, tm, 1);
   KBD_ACC_TILE(bf16, 128, TS_K) ra; /* thread t holds row t: the layout kbd_tmem_a_store takes */
   kbd_load2d(ra, (const kbd_bf16 *)p.a, 128, TS_K, TS_K, 0, 0);
@@ -173,6 +185,7 @@ KBD_KERNEL(ts_d_over_a, 128, ts_params) {
       kbd_mbarrier_init(aready, KBD_ACC_RELEASES(128));
       kbd_mbarrier_init(xdone, 1);
       kbd_mbarrier_init(ydone, 1);
+      kbd_mbarrier_init(relay, 1);
     }
     kbd_tmem_alloc(tm, 128);
   }
@@ -189,8 +202,16 @@ KBD_KERNEL(ts_d_over_a, 128, ts_params) {
     kbd_mma_ts_issue(x, ta, b, 0);
     if (p.brk != TS_DA_NO_COMMIT) kbd_mma_commit(x, xdone);
     if (p.brk == TS_OK) kbd_acc_wait(x, xdone, 0);
+    if (p.brk == TS_DA_RELAY_MBAR || p.brk == TS_DA_RELAY_NOWAIT) kbd_mbarrier_wait(relay, 0);
+    if (p.brk == TS_DA_RELAY_BAR) kbd_bar_sync(1, 64);
     MT_MARK(ts_line_over); kbd_mma_issue(y, as, b, 0);
     kbd_mma_commit(y, ydone);
+  } else if (kbd_warp_id() == 1) {
+    if (p.brk == TS_DA_RELAY_MBAR || p.brk == TS_DA_RELAY_BAR) kbd_mbarrier_wait(xdone, 0);
+    if (p.brk == TS_DA_RELAY_MBAR || p.brk == TS_DA_RELAY_NOWAIT) {
+      KBD_ELECT_ONE { kbd_mbarrier_arrive(relay); }
+    }
+    if (p.brk == TS_DA_RELAY_BAR) kbd_bar_sync(1, 64);
   }
   kbd_acc_wait(y, ydone, 0);
   kbd_sync();
@@ -378,18 +399,21 @@ static kbd_status ts_run_da(int brk) {
 /* With the wait for X's commit the kernel is clean (default schedule and seeds); without it Y is reported. */
 static void test_d_over_a(void **state) {
   (void)state;
-  for (long seed = -1; seed < 4; ++seed) {
-    mt_env(1, seed);
-    const kbd_status st = ts_run_da(TS_OK);
-    if (st.code != KBD_OK) fail_msg("seed %ld: %s", seed, st.msg);
-  }
-  for (int brk = TS_DA_NO_WAIT; brk <= TS_DA_NO_COMMIT; ++brk) {
+  const int clean[] = {TS_OK, TS_DA_RELAY_MBAR, TS_DA_RELAY_BAR};
+  for (int i = 0; i < 3; ++i)
+    for (long seed = -1; seed < 4; ++seed) {
+      mt_env(1, seed);
+      const kbd_status st = ts_run_da(clean[i]);
+      if (st.code != KBD_OK) fail_msg("variant %d seed %ld: %s", clean[i], seed, st.msg);
+    }
+  const int broken[] = {TS_DA_NO_WAIT, TS_DA_NO_COMMIT, TS_DA_RELAY_NOWAIT};
+  for (int i = 0; i < 3; ++i) {
     mt_env(1, -1);
-    const kbd_status st = ts_run_da(brk);
+    const kbd_status st = ts_run_da(broken[i]);
     MT_ASSERT_CODE(st, KBD_ERR_RACE);
     MT_ASSERT_AT(st, MT_LINE(ts_line_over));
     MT_ASSERT_HAS(st, "writes its D over Tensor Memory columns 64..");
-    MT_ASSERT_HAS(st, brk == TS_DA_NO_COMMIT ? "not even committed" : "has not seen that MMA complete");
+    MT_ASSERT_HAS(st, broken[i] == TS_DA_NO_COMMIT ? "not even committed" : "has not seen that MMA complete");
   }
 }
 

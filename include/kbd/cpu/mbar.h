@@ -168,8 +168,10 @@ static inline void kbd_cpu_mbar_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int c
                       ? " (called from warp-uniform code, each of the warp's 32 threads arrives; use KBD_ELECT_ONE "
                         "for one arrival per warp)"
                       : "");
-  /* Release: the phase carries what this warp did so far to the warps that wait for it. */
+  /* Release: the phase carries what this warp did so far to the warps that wait for it, and the tcgen05
+   * completions it knows of (of its own CTA: a peer's barrier numbers another CTA's warps). */
   kbd_cpu_release_into(m->clk, w);
+  if (m >= w->cta->mbars && m < w->cta->mbars + KBD_CPU_MAX_MBARS) kbd_cpu_tcseen_join(m->tcq, w->tcseen);
   kbd_cpu_tick(w);
   m->pending -= count;
   m->arr_file = file;

@@ -18,8 +18,8 @@
  *     issuing warp knows. PTX orders two MMAs of one thread only when they share the accumulator
  *     (ptx-reference 5.8: mma -> mma pipelined "same accumulator and shape"), so an MMA writing over another's
  *     A needs that reader's completion first: a wait on an mbarrier phase that a tcgen05.commit covering the
- *     reader arrived on (kbd_cpu_warp.tcseen; direct waits only - completion is not passed on through other
- *     barriers, which errs toward a report).
+ *     reader arrived on, or a chain of this CTA's barriers from such a wait (kbd_cpu_warp.tcseen: an arrival
+ *     passes on what the arriving warp knows, as its vector clock)
  */
 #ifndef KBD_CPU_MMA_TS_H
 #define KBD_CPU_MMA_TS_H
@@ -196,7 +196,8 @@ static inline void kbd_cpu_ts_check_d(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uin
     kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                   "tcgen05.mma writes its D over Tensor Memory columns %u..%u, which the tcgen05.mma issued at %s:%d "
                   "reads as its A operand, and this warp has not seen that MMA complete: %s committed it, but this "
-                  "warp has waited for no mbarrier phase that commit (or a later one of that warp) arrived on. PTX "
+                  "warp has waited for no mbarrier phase that commit (or a later one of that warp) arrived on, nor "
+                  "for a barrier or mbarrier a warp that did wait arrived on afterwards. PTX "
                   "orders two MMAs of one thread only when they accumulate into the same D (ptx-reference 5.8): "
                   "wait for the reader's commit before writing over its A",
                   e->col, e->col + e->ncols - 1, e->file, e->line, kbd_cpu_who(cta->G, e->who, them, sizeof them));

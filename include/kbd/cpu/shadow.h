@@ -187,6 +187,13 @@ static inline void kbd_cpu_acquire(kbd_cpu_warp *w, const uint32_t *src) {
     if (src[u] > w->clk[u]) w->clk[u] = src[u];
 }
 
+/* dst := max(dst, src) over a CTA's warps: tcgen05 completion knowledge (kbd_cpu_warp.tcseen) passed on by a
+ * barrier, as a vector clock is. Commit numbers only grow, so the later commit of a warp covers the earlier. */
+static inline void kbd_cpu_tcseen_join(uint32_t *dst, const uint32_t *src) {
+  for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
+    if (src[u] > dst[u]) dst[u] = src[u];
+}
+
 /* "warp 3" in a one-CTA group, "warp 3 of cluster CTA 1" in a cluster. */
 static inline const char *kbd_cpu_who(const kbd_cpu_group *G, int gid, char *buf, size_t cap) {
   if (G->nctas == 1)

@@ -105,7 +105,9 @@ typedef struct kbd_cpu_warp {
   uint32_t cl_done_phase; /* cluster barrier phases completed when this warp last returned from a wait */
   uint32_t cl_phase;
   /* tcgen05 completion this warp knows of: tcseen[u] = the last tcgen05.commit of warp u (of this CTA, numbered
-   * per block) whose mbarrier phase this warp has seen complete - every MMA u issued before that commit is done */
+   * per block) whose mbarrier phase this warp has seen complete, directly or through a chain of this CTA's
+   * barriers (a warp's arrival passes on what it knows: kbd_cpu_tcseen_join) - every MMA u issued before that
+   * commit is done */
   uint32_t tcseen[KBD_CPU_MAX_WARPS];
 } kbd_cpu_warp;
 
@@ -118,7 +120,8 @@ typedef struct kbd_cpu_barrier {
   uint32_t members; /* warps that arrived at the instance in flight */
   const char *file; /* where the in-flight instance was first reached */
   int line;
-  uint32_t clk[KBD_CPU_MAX_GW]; /* join of the arrivals' vector clocks (release) */
+  uint32_t clk[KBD_CPU_MAX_GW];    /* join of the arrivals' vector clocks (release) */
+  uint32_t tcq[KBD_CPU_MAX_WARPS]; /* join of the arrivals' tcgen05 completion knowledge (kbd_cpu_warp.tcseen) */
 } kbd_cpu_barrier;
 
 /* One mbarrier (PTX mbarrier, kbd/cpu/mbar.h): the state the hardware keeps in the 8-byte shared object,

@@ -141,6 +141,7 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
     b->members = 0;
     b->whole = kind;
     memset(b->clk, 0, (size_t)kbd_cpu_nclk(cta->G) * sizeof b->clk[0]);
+    memset(b->tcq, 0, sizeof b->tcq);
   } else if (b->expected != nthreads) {
     kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
                   "barrier %d reached with thread count %d while the instance begun at %s:%d counts %d", id, nthreads,
@@ -162,6 +163,7 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
   }
   /* Release: the barrier carries what this warp did so far to the warps that wait on it. */
   kbd_cpu_release_into(b->clk, w);
+  kbd_cpu_tcseen_join(b->tcq, w->tcseen);
   b->members |= 1u << w->id;
   b->arrived += KBD_WARP_SIZE;
   kbd_cpu_tick(w);
@@ -171,11 +173,13 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
     for (int i = 0; i < cta->nwarps; ++i)
       if (b->waiters & (1u << i)) {
         kbd_cpu_acquire(&cta->warps[i], b->clk);
+        kbd_cpu_tcseen_join(cta->warps[i].tcseen, b->tcq);
         cta->warps[i].state = KBD_CPU_W_READY;
         cta->warps[i].wait_kind = KBD_CPU_WAIT_NONE;
       }
     if (!arrive_only) {
       kbd_cpu_acquire(w, b->clk);
+      kbd_cpu_tcseen_join(w->tcseen, b->tcq);
       kbd_cpu_prof_wait(0);
     }
     b->waiters = 0;
