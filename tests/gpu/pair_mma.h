@@ -1,0 +1,20 @@
+/* pair_mma.h - shared by tests/gpu/pair_mma_main.c and pair_mma.cu (a CTA-pair MMA on the device and on the CPU
+ * machine; kbd/mma_pair.h). */
+#ifndef PAIR_MMA_H
+#define PAIR_MMA_H
+
+#include <kbd/tile.h>
+
+#define PM_N 128 /* the pair's N: each CTA loads PM_N / 2 rows of B */
+#define PM_K 64  /* K per stage */
+
+typedef struct pm_params {
+  kbd_tensor_map a, b; /* A: M x K and B: PM_N x K, row-major bf16, boxes of 128 x 64 and 64 x 64 */
+  float *d;            /* M x PM_N, row-major */
+  int kt;              /* K / PM_K */
+} pm_params;
+
+/* Clusters of 2 CTAs (one pair), 256 threads; pair p computes D rows 256p .. 256p + 255. */
+KBD_KERNEL_DECL(pm_kernel, pm_params);
+
+#endif
