@@ -2,13 +2,14 @@
  * against cublasGemmEx (CUBLAS_COMPUTE_32F), and e4m3 A/B (f32 accumulation, bf16 D) against cublasLtMatmul.
  * Built by bench/CMakeLists.txt as gemm_gpu_sm90a / _sm100a (bench/gemm_cpu.c is the CPU machine's benchmark).
  *
- *   gemm_gpu_sm<arch> [--shapes MxNxK,...] [--types bf16,fp8] [--reps R] [--smoke]
+ *   gemm_gpu_sm<arch> [--shapes MxNxK,...] [--types bf16,fp8,pair] [--reps R] [--smoke]
  *
  *   --shapes  default: 1024^3, 2048^3, 4096^3, 8192^3, 4096x4096x16384, the LLM-style skinny products
  *             16x4096x4096, 32x4096x4096, 64x8192x8192 and 128x16384x16384 (decoding: M = tokens in flight) and
  *             8192x4096x14336 (an MLP up-projection)
  *   --types   bf16 (every shape) and fp8 (e4m3: by default 4096^3 and 8192^3, the issue's shapes; with --shapes,
- *             every given shape)
+ *             every given shape); on sm_100a also pair (bf16 on CTA pairs, gemm_pair_bf16_rc: tcgen05 .cta_group::2,
+ *             256 x 256 per pair; every bf16 shape, rows "bf16p")
  *   --reps    timed samples per shape (default 7), each ~20 ms of back-to-back calls after 3 warm-ups
  *   --smoke   one 512^3 product per type, one call, checked against cuBLAS (the CTest entry)
  *
@@ -70,6 +71,7 @@
 typedef struct gctx {
   int what; /* 0 kbd, 1 cuBLAS */
   int fp8;
+  int pair; /* kbd's CTA-pair kernel (sm_100a) */
   unsigned grid;
   size_t smem;
   gemm_params p;
@@ -134,8 +136,13 @@ static void launch(const gctx *c) {
     return;
   }
   kbd_launch_cfg cfg = kbd_cfg(kbd_dim(c->grid, 1, 1), c->smem, NULL);
-  if (c->p.cluster * c->p.cluster_n > 1) cfg = kbd_cfg_cluster(cfg, (unsigned)(c->p.cluster * c->p.cluster_n), 1, 1);
-  const kbd_status s = c->fp8 ? gemm_e4m3_rc(cfg, c->p) : gemm_bf16_rc(cfg, c->p);
+  if (c->pair)
+    cfg = kbd_cfg_cluster(cfg, 2, 1, 1);
+  else if (c->p.cluster * c->p.cluster_n > 1)
+    cfg = kbd_cfg_cluster(cfg, (unsigned)(c->p.cluster * c->p.cluster_n), 1, 1);
+  const kbd_status s = c->pair  ? gemm_pair_kernel()(cfg, c->p)
+                       : c->fp8 ? gemm_e4m3_rc(cfg, c->p)
+                                : gemm_bf16_rc(cfg, c->p);
   if (!kbd_ok(s)) {
     fprintf(stderr, "gemm_gpu: launch failed: %s\n", s.msg);
     exit(1);
@@ -176,7 +183,7 @@ static double time_call(const gctx *c, int reps) {
 }
 
 /* Runs one (shape, type): kbd and cuBLAS, timed (or once in smoke mode), compared. Returns 1 on a mismatch. */
-static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, int reps, int smoke, int sms) {
+static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, int pair, int reps, int smoke, int sms) {
   const size_t es = fp8 ? 1 : 2;
   unsigned char *ha = malloc(es * (size_t)(m * k)), *hb = malloc(es * (size_t)(n * k));
   kbd_bf16 *h1 = malloc(sizeof(kbd_bf16) * (size_t)(m * n)), *h2 = malloc(sizeof(kbd_bf16) * (size_t)(m * n));
@@ -226,6 +233,11 @@ static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, in
   const long long blocks = gemm_launch_blocks(m, n, sms, 0, 0, &cm, &cn);
   c->grid = (unsigned)blocks;
   c->p.cluster = cm, c->p.cluster_n = cn;
+  c->pair = pair;
+  if (pair) { /* the pair is the cluster: two CTAs per 256 x 256 tile */
+    c->grid = (unsigned)gemm_pair_blocks(m, n, sms);
+    c->p.cluster = 1, c->p.cluster_n = 1;
+  }
   c->a = da, c->b = db, c->d = d2, c->m = m, c->n = n, c->k = k, c->fp8 = fp8;
   if (fp8) lt_plan(c);
   double t[2];
@@ -251,12 +263,19 @@ static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, in
   const int ok = worst <= 1.0 / 64; /* a few bf16 ulps */
   const double fl = 2.0 * (double)m * (double)n * (double)k, tk = smoke ? 0.0 : fl / t[0] * 1e-12;
   const double peak = fp8 ? PEAK_FP8 : PEAK_BF16;
-  printf("  %-4s %6lld x %6lld x %6lld %10.1f %12.1f %8.2f %8.1f%% %10.2e%s\n", fp8 ? "fp8" : "bf16", m, n, k, tk,
-         smoke ? 0.0 : fl / t[1] * 1e-12, smoke ? 0.0 : t[1] / t[0], 100.0 * tk / peak, worst, ok ? "" : "  MISMATCH");
+  printf("  %-5s %6lld x %6lld x %6lld %10.1f %12.1f %8.2f %8.1f%% %10.2e%s\n",
+         fp8    ? "fp8"
+         : pair ? "bf16p"
+                : "bf16",
+         m, n, k, tk, smoke ? 0.0 : fl / t[1] * 1e-12, smoke ? 0.0 : t[1] / t[0], 100.0 * tk / peak, worst,
+         ok ? "" : "  MISMATCH");
   printf("BENCH gemm_gpu arch=sm_%da type=%s shape=%lldx%lldx%lld kbd_tflops=%.1f cublas_tflops=%.1f "
          "kbd_over_cublas=%.3f peak_tflops=%.1f\n",
-         BENCH_GPU_ARCH, fp8 ? "e4m3" : "bf16", m, n, k, tk, smoke ? 0.0 : fl / t[1] * 1e-12, smoke ? 0.0 : t[1] / t[0],
-         peak);
+         BENCH_GPU_ARCH,
+         fp8    ? "e4m3"
+         : pair ? "bf16_pair"
+                : "bf16",
+         m, n, k, tk, smoke ? 0.0 : fl / t[1] * 1e-12, smoke ? 0.0 : t[1] / t[0], peak);
   kbd_free(da), kbd_free(db), kbd_free(d1), kbd_free(d2);
   free(ha), free(hb), free(h1), free(h2);
   return !ok;
@@ -267,7 +286,7 @@ int main(int argc, char **argv) {
                                      {4096, 4096, 16384}, {16, 4096, 4096},   {32, 4096, 4096},   {64, 8192, 8192},
                                      {128, 16384, 16384}, {8192, 4096, 14336}};
   long long fp8_shapes[MAX_SHAPES][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}};
-  int nshapes = 10, nfp8 = 2, reps = 7, smoke = 0, do_bf16 = 1, do_fp8 = 1;
+  int nshapes = 10, nfp8 = 2, reps = 7, smoke = 0, do_bf16 = 1, do_fp8 = 1, do_pair = BENCH_GPU_ARCH == 100;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--shapes") && i + 1 < argc) {
       nshapes = 0;
@@ -280,9 +299,13 @@ int main(int argc, char **argv) {
       nfp8 = nshapes;
     } else if (!strcmp(argv[i], "--types") && i + 1 < argc) {
       const char *t = argv[++i];
-      do_bf16 = strstr(t, "bf16") != NULL, do_fp8 = strstr(t, "fp8") != NULL;
-      if (!do_bf16 && !do_fp8) {
-        fprintf(stderr, "gemm_gpu: --types takes bf16, fp8 or both\n");
+      do_bf16 = strstr(t, "bf16") != NULL, do_fp8 = strstr(t, "fp8") != NULL, do_pair = strstr(t, "pair") != NULL;
+      if (!do_bf16 && !do_fp8 && !do_pair) {
+        fprintf(stderr, "gemm_gpu: --types takes bf16, fp8 and pair (sm_100a), comma-separated\n");
+        return 2;
+      }
+      if (do_pair && BENCH_GPU_ARCH != 100) {
+        fprintf(stderr, "gemm_gpu: --types pair: CTA pairs exist on sm_100a only\n");
         return 2;
       }
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
@@ -290,7 +313,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--smoke")) {
       smoke = 1;
     } else {
-      fprintf(stderr, "usage: %s [--shapes MxNxK,...] [--types bf16,fp8] [--reps R] [--smoke]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--shapes MxNxK,...] [--types bf16,fp8,pair] [--reps R] [--smoke]\n", argv[0]);
       return 2;
     }
   }
@@ -342,18 +365,27 @@ int main(int argc, char **argv) {
   printf("# dense peak (%s datasheet): bf16 %.1f, fp8 %.1f TFLOP/s; %d x %d block tiles, %d-stage ring, %zu bytes "
          "of shared memory\n",
          PEAK_CLASS, PEAK_BF16, PEAK_FP8, GEMM_BM, GEMM_BN, GEMM_STAGES, plan.bytes);
-  printf("# %-4s %-24s %10s %12s %8s %9s %10s\n", "type", "M x N x K", "kbd TF/s", "cuBLAS TF/s", "ratio", "of peak",
+  printf("# %-5s %-24s %10s %12s %8s %9s %10s\n", "type", "M x N x K", "kbd TF/s", "cuBLAS TF/s", "ratio", "of peak",
          "max|diff|");
   int fails = 0;
   if (do_bf16)
     for (int s = 0; s < nshapes; ++s)
-      fails += run_shape(&c, shapes[s][0], shapes[s][1], shapes[s][2], 0, reps, smoke, sms);
+      fails += run_shape(&c, shapes[s][0], shapes[s][1], shapes[s][2], 0, 0, reps, smoke, sms);
+  if (do_pair) {
+    const kbd_smem_plan planp = gemm_layout_pair(&l);
+    KBD_CHECK(kbd_smem_plan_status(&planp));
+    c.smem = planp.bytes;
+    printf("# bf16p: CTA pairs (tcgen05 .cta_group::2), %d x %d per pair, %d-stage ring, %zu bytes of shared memory\n",
+           GEMM_PAIR_BM, GEMM_PAIR_BN, GEMM_PAIR_STAGES, planp.bytes);
+    for (int s = 0; s < nshapes; ++s)
+      fails += run_shape(&c, shapes[s][0], shapes[s][1], shapes[s][2], 0, 1, reps, smoke, sms);
+  }
   if (do_fp8) {
     const kbd_smem_plan plan8 = gemm_layout(&l, 1);
     KBD_CHECK(kbd_smem_plan_status(&plan8));
     c.smem = plan8.bytes;
     for (int s = 0; s < nfp8; ++s)
-      fails += run_shape(&c, fp8_shapes[s][0], fp8_shapes[s][1], fp8_shapes[s][2], 1, reps, smoke, sms);
+      fails += run_shape(&c, fp8_shapes[s][0], fp8_shapes[s][1], fp8_shapes[s][2], 1, 0, reps, smoke, sms);
   }
   CK(cudaFree(c.ws));
   CB(cublasLtDestroy(c.lt));

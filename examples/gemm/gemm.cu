@@ -54,3 +54,17 @@
 #define GEMM_B_TILE gemm_b8
 #define GEMM_BH_TILE gemm_bh8
 #include GEMM_KERNEL_TEXT
+#undef GEMM_KERNEL
+#undef GEMM_A_TILE
+#undef GEMM_B_TILE
+#undef GEMM_BH_TILE
+#undef GEMM_FP8
+
+/* CTA pairs exist on sm_100a only (tcgen05 .cta_group::2): the pair kernel is compiled there and for the CPU
+ * machine emulating it; gemm_run asks for it here. */
+#if GEMM__TEXT_ARCH == 100
+#include "gemm_kernel_pair.h"
+KBD_EXTERN_C gemm_kernel_fn gemm_pair_kernel(void) { return gemm_pair_bf16_rc; }
+#else
+KBD_EXTERN_C gemm_kernel_fn gemm_pair_kernel(void) { return (gemm_kernel_fn)0; }
+#endif

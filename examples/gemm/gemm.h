@@ -37,6 +37,12 @@
 #define GEMM_TMEM_COLS (GEMM_CONSUMERS * KBD_ACC_TMEM_COLS(GEMM_WM, GEMM_BN))
 #define GEMM_ACC_BUFS 2
 #define GEMM_TMEM_COLS_MW (GEMM_ACC_BUFS * GEMM_TMEM_COLS)
+/* CTA pairs (sm_100a, gemm_kernel_pair.h): a pair computes a 256 x 256 tile, each CTA 128 rows x 256 columns in
+ * one 256-column Tensor Memory buffer of two (the same 512 columns); each CTA stages 128 rows of A and of B per
+ * stage, 32 KiB, so the ring has 6 stages */
+#define GEMM_PAIR_BM 256
+#define GEMM_PAIR_BN 256
+#define GEMM_PAIR_STAGES 6
 
 /* The kernel text of the arch being compiled (gemm.cu includes it once per kernel): the consumer-warpgroup kernel
  * on sm_90a, the MMA-warp kernel on sm_100a. nvcc's host pass (KBD_MMA_ARCH 0) declares the kernels too and
@@ -117,6 +123,21 @@ KBD_HD kbd_smem_plan gemm_layout(gemm_smem *l, int fp8) {
   l->accbar = kbd_smem_plan_mbarriers(&p, "accumulator done", GEMM_CONSUMERS);
   l->accfull = kbd_smem_plan_mbarriers(&p, "accumulator buffer full", GEMM_ACC_BUFS);  /* sm_100a kernel */
   l->accempty = kbd_smem_plan_mbarriers(&p, "accumulator buffer free", GEMM_ACC_BUFS); /* sm_100a kernel */
+  l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);
+  return p;
+}
+/* The CTA-pair kernel's (bf16, both operands K-major): per stage one 128-row A tile and one 128-row B tile. */
+KBD_HD kbd_smem_plan gemm_layout_pair(gemm_smem *l) {
+  kbd_smem_plan p;
+  kbd_smem_plan_init(&p);
+  l->a = kbd_smem_plan_stile(&p, "A ring", gemm_a_k, GEMM_PAIR_STAGES);
+  l->b = kbd_smem_plan_stile(&p, "B ring", gemm_b_k, GEMM_PAIR_STAGES);
+  l->out = kbd_smem_plan_stile(&p, "D staging", gemm_out_f32, GEMM_CONSUMERS);
+  l->full = kbd_smem_plan_mbarriers(&p, "full", GEMM_PAIR_STAGES);
+  l->empty = kbd_smem_plan_mbarriers(&p, "empty", GEMM_PAIR_STAGES);
+  l->accbar = 0;
+  l->accfull = kbd_smem_plan_mbarriers(&p, "accumulator buffer full", GEMM_ACC_BUFS);
+  l->accempty = kbd_smem_plan_mbarriers(&p, "accumulator buffer free", GEMM_ACC_BUFS);
   l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);
   return p;
 }
@@ -210,6 +231,8 @@ typedef struct gemm_args {
   int grid;      /* persistent blocks; 0: GEMM_DEFAULT_GRID (at most one per output tile; rounded to whole clusters) */
   int cluster;   /* CTAs per cluster along M sharing B through multicast: 1, 2, or 0 (2 when M spans two tiles) */
   int cluster_n; /* CTAs per cluster along N sharing A through multicast: 1, 2, or 0 (1) */
+  int pair;      /* 1: CTA pairs (tcgen05 .cta_group::2, sm_100a only; bf16, a_col 0, b_col 1; no cluster options):
+                    a pair of CTAs computes each 256 x 256 tile; grid then counts CTAs, rounded to pairs */
 } gemm_args;
 kbd_status gemm_run(const gemm_args *a, void *stream);
 
@@ -220,5 +243,15 @@ KBD_KERNEL_DECL(gemm_bf16_rc, gemm_params);
 KBD_KERNEL_DECL(gemm_bf16_cr, gemm_params);
 KBD_KERNEL_DECL(gemm_bf16_cc, gemm_params);
 KBD_KERNEL_DECL(gemm_e4m3_rc, gemm_params);
+/* The CTA-pair kernel (gemm_kernel_pair.h), or NULL where the build has none (sm_90a): gemm.cu defines it. */
+typedef kbd_status (*gemm_kernel_fn)(kbd_launch_cfg, gemm_params);
+KBD_EXTERN_C gemm_kernel_fn gemm_pair_kernel(void);
+/* The persistent grid of the pair kernel: 2 CTAs per pair, at most one pair per 256 x 256 tile. */
+KBD_HD long long gemm_pair_blocks(long long m, long long n, int grid) {
+  const long long tiles = (m + GEMM_PAIR_BM - 1) / GEMM_PAIR_BM * ((n + GEMM_PAIR_BN - 1) / GEMM_PAIR_BN);
+  long long pairs = (grid > 0 ? grid : GEMM_DEFAULT_GRID) / 2;
+  if (pairs > tiles) pairs = tiles;
+  return 2 * (pairs < 1 ? 1 : pairs);
+}
 
 #endif

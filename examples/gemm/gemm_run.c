@@ -7,8 +7,6 @@
 
 #include "gemm.h"
 
-typedef kbd_status (*gemm_kernel_fn)(kbd_launch_cfg, gemm_params);
-
 /* The TMA reads and writes rows through tensor maps: the base 16-byte aligned, every row stride a multiple of
  * 16 bytes (ptx-reference 2: cuTensorMapEncodeTiled's rules), the stride at least one row. */
 static kbd_status gemm_check_matrix(const char *name, const char *ldname, const void *p, long long ld, long long row,
@@ -55,6 +53,22 @@ static kbd_status gemm_check(const gemm_args *a) {
   if (a->cluster_n < 0 || a->cluster_n > 2)
     return kbd_status_make(KBD_ERR_INVALID, "gemm_run: cluster_n = %d: 0 (one), 1 or 2 CTAs per cluster along N",
                            a->cluster_n);
+  if (a->pair != 0 && a->pair != 1) return kbd_status_make(KBD_ERR_INVALID, "gemm_run: pair = %d: 0 or 1", a->pair);
+  if (a->pair && !gemm_pair_kernel())
+    return kbd_status_make(KBD_ERR_INVALID,
+                           "gemm_run: pair = 1: CTA pairs (tcgen05 .cta_group::2) exist on sm_100a only, and this "
+                           "build is for another arch");
+  if (a->pair && (a->fp8 || a->a_col || !a->b_col))
+    return kbd_status_make(
+        KBD_ERR_INVALID,
+        "gemm_run: pair = 1 takes bf16 A row-major and B column-major (both K-major; fp8 = %d, a_col "
+        "= %d, b_col = %d)",
+        a->fp8, a->a_col, a->b_col);
+  if (a->pair && (a->cluster > 1 || a->cluster_n > 1))
+    return kbd_status_make(KBD_ERR_INVALID,
+                           "gemm_run: pair = 1 with cluster = %d, cluster_n = %d: the pair is the cluster (2 CTAs); "
+                           "leave both 0 or 1",
+                           a->cluster, a->cluster_n);
   if (a->grid < 0 || a->grid > 65535)
     return kbd_status_make(KBD_ERR_INVALID, "gemm_run: grid = %d: 0 (the default) or 1..65535 blocks", a->grid);
   if (a->m == 0 || a->n == 0 || a->k == 0) return kbd_status_ok(); /* a no-op (gemm.h); no pointer is read */
@@ -128,6 +142,14 @@ kbd_status gemm_run(const gemm_args *a, void *stream) {
   p.beta = a->beta, p.act = a->act, p.d_f32 = a->d_f32;
 
   gemm_smem l;
+  if (a->pair) { /* a 2-CTA cluster per pair: the pair is the cluster, so p.cluster stays 1 */
+    const kbd_smem_plan plan = gemm_layout_pair(&l);
+    if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
+    p.cluster = 1, p.cluster_n = 1;
+    const kbd_launch_cfg cfg =
+        kbd_cfg(kbd_dim((unsigned)gemm_pair_blocks(a->m, a->n, a->grid), 1, 1), plan.bytes, stream);
+    return gemm_pair_kernel()(kbd_cfg_cluster(cfg, 2, 1, 1), p);
+  }
   const kbd_smem_plan plan = gemm_layout(&l, a->fp8);
   if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
   /* a pair of CTAs along M shares B (each loads half and multicasts it) when there are two tile rows to pair; a

@@ -8,6 +8,8 @@
  *   --act relu|gelu     --grid G            blocks of the persistent grid (default: tiles, at most 132)
  *   --cluster 1|2       CTAs per cluster along M sharing B by multicast (default: 2 when M spans two tiles)
  *   --cluster-n 1|2     CTAs per cluster along N sharing A by multicast (default: 1)
+ *   --pair              CTA pairs (sm_100a): 2 CTAs compute each 256 x 256 tile with tcgen05 .cta_group::2 (bf16,
+ *                       --b-col, no --a-col; the pair is the cluster)
  * The GEMM itself is one gemm_run call (gemm_run.c: argument checks, tensor maps, launch).
  * Exit status 0 when every element is within the tolerance, 1 otherwise, 77 without a device (GPU build).
  */
@@ -31,7 +33,8 @@ static double gelu_ref(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); 
 
 int main(int argc, char **argv) {
   long long m = 300, n = 200, k = 150;
-  int a_col = 0, b_col = 0, d_f32 = 0, fp8 = 0, bias = 0, act = GEMM_ACT_NONE, npos = 0, cluster = 0, cluster_n = 0;
+  int a_col = 0, b_col = 0, d_f32 = 0, fp8 = 0, bias = 0, act = GEMM_ACT_NONE, npos = 0, cluster = 0, cluster_n = 0,
+      pair = 0;
   long long grid = 0;
   float alpha = 1.0f, beta = 0.0f;
   for (int i = 1; i < argc; ++i) {
@@ -55,6 +58,8 @@ int main(int argc, char **argv) {
       cluster = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--cluster-n") && i + 1 < argc)
       cluster_n = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--pair"))
+      pair = 1;
     else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
       ++i;
       act = !strcmp(argv[i], "relu") ? GEMM_ACT_RELU : !strcmp(argv[i], "gelu") ? GEMM_ACT_GELU : -1;
@@ -75,7 +80,8 @@ int main(int argc, char **argv) {
       cluster_n > 2 || (fp8 && (a_col || !b_col) && (a_col || b_col))) {
     fprintf(stderr,
             "usage: %s [M N K] [--a-col] [--b-col] [--f32] [--fp8] [--alpha X] [--beta X] [--bias] "
-            "[--act relu|gelu] [--grid G] [--cluster 1|2] [--cluster-n 1|2]\n(--fp8 takes row-major A and column-major "
+            "[--act relu|gelu] [--grid G] [--cluster 1|2] [--cluster-n 1|2] [--pair]\n(--fp8 takes row-major A and "
+            "column-major "
             "B: give no layout "
             "flag, "
             "or --b-col)\n",
@@ -157,10 +163,10 @@ int main(int argc, char **argv) {
   g.c = dc, g.ldc = ldd;
   g.bias = bias ? dbias : NULL;
   g.alpha = alpha, g.beta = beta, g.act = act, g.grid = (int)grid, g.cluster = cluster;
-  g.cluster_n = cluster_n;
+  g.cluster_n = cluster_n, g.pair = pair;
   KBD_CHECK(gemm_run(&g, NULL));
-  int cm, cn; /* the launch gemm_run made */
-  grid = gemm_launch_blocks(m, n, (int)grid, cluster, cluster_n, &cm, &cn);
+  int cm = 2, cn = 1; /* the launch gemm_run made */
+  grid = pair ? gemm_pair_blocks(m, n, (int)grid) : gemm_launch_blocks(m, n, (int)grid, cluster, cluster_n, &cm, &cn);
   KBD_CHECK(kbd_device_sync());
   KBD_CHECK(kbd_copy_to_host(hd, dd, (size_t)(m * ldd * dsz)));
 
@@ -197,15 +203,15 @@ int main(int argc, char **argv) {
 #else
   const char *mode = "GPU";
 #endif
-  printf(
-      "gemm (%s): %lld x %lld x %lld, A %s, B %s, %s%s, D %s, alpha %g beta %g%s, act %s, grid %lld, cluster %d x %d: "
-      "worst |err| / sum|terms| %.2e, mismatches = %lld -> %s\n",
-      mode, m, n, k, a_col ? "col" : "row", b_col ? "col" : "row", fp8 ? "e4m3" : "bf16",
-      fp8 ? " (scales 0.5, 0.25)" : "", d_f32 ? "f32" : "bf16", alpha, beta, bias ? ", bias" : "",
-      act == GEMM_ACT_RELU   ? "relu"
-      : act == GEMM_ACT_GELU ? "gelu"
-                             : "none",
-      grid, cm, cn, worst, bad, bad ? "FAILED" : "OK");
+  printf("gemm (%s): %lld x %lld x %lld, A %s, B %s, %s%s, D %s, alpha %g beta %g%s, act %s, grid %lld, cluster %d x "
+         "%d%s: "
+         "worst |err| / sum|terms| %.2e, mismatches = %lld -> %s\n",
+         mode, m, n, k, a_col ? "col" : "row", b_col ? "col" : "row", fp8 ? "e4m3" : "bf16",
+         fp8 ? " (scales 0.5, 0.25)" : "", d_f32 ? "f32" : "bf16", alpha, beta, bias ? ", bias" : "",
+         act == GEMM_ACT_RELU   ? "relu"
+         : act == GEMM_ACT_GELU ? "gelu"
+                                : "none",
+         grid, cm, cn, pair ? " (CTA pairs)" : "", worst, bad, bad ? "FAILED" : "OK");
   KBD_CHECK(kbd_free(da));
   KBD_CHECK(kbd_free(db));
   KBD_CHECK(kbd_free(dc));
