@@ -2,7 +2,8 @@
  * KBD_ERR_INVALID and a message naming the argument, and launches nothing: D keeps its sentinel bytes (a launch
  * writes every element of D, and the control below shows that write is seen). Each case starts from a valid
  * call and changes one field. M, N or K of zero is a no-op: OK, D untouched. Runs on the CPU machine for the
- * emulated arch of the target (sm_100a: the MMA-warp kernel; sm_90a: the consumer-warpgroup kernel).
+ * emulated arch of the target (sm_100a: the MMA-warp kernel, and the CTA-pair kernel for a valid pair call and
+ * its refusals - another layout, cluster options; sm_90a: the consumer-warpgroup kernel, and pair refused there).
  */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <setjmp.h>
@@ -74,10 +75,17 @@ static int ga_run(const gemm_args *g, kbd_status *st) {
   return changed;
 }
 
-/* The control: the valid call writes D, and the values are right (exact: small multiples of 1/4 and 1/16). */
-static void test_valid(void **state) {
-  (void)state;
-  const gemm_args g = ga_valid();
+/* The control: the valid call writes D, and the values are right (exact: small multiples of 1/4 and 1/16); on
+ * sm_100a also through the CTA-pair kernel (B column-major: the same values, ldb = K). */
+static void ga_check_valid(int pair) {
+  gemm_args g = ga_valid();
+  if (pair) { /* B[q][j] at j * K + q: a column-major copy of the same B */
+    kbd_bf16 hb[GA_K * GA_N];
+    for (int q = 0; q < GA_K; ++q)
+      for (int j = 0; j < GA_N; ++j) hb[j * GA_K + q] = kbd_f32_to_bf16((float)((q * GA_N + j) % 5 - 2) / 4.0f);
+    assert_int_equal(kbd_copy_to_device(ga_b, hb, sizeof hb).code, KBD_OK);
+    g.pair = 1, g.b_col = 1, g.ldb = GA_K;
+  }
   kbd_status st;
   assert_int_equal(ga_run(&g, &st), 1);
   assert_int_equal(st.code, KBD_OK);
@@ -89,8 +97,20 @@ static void test_valid(void **state) {
       for (int q = 0; q < GA_K; ++q) ref += (double)((i * GA_K + q) % 7 - 3) / 4.0 * ((q * GA_N + j) % 5 - 2) / 4.0;
       const double got = kbd_bf16_to_f32(hd[i * GA_N + j]);
       if (got != (double)kbd_bf16_to_f32(kbd_f32_to_bf16((float)ref)))
-        fail_msg("D[%d][%d] = %g, want %g", i, j, got, ref);
+        fail_msg("pair %d: D[%d][%d] = %g, want %g", pair, i, j, got, ref);
     }
+  if (pair) { /* restore the row-major B the other cases use */
+    kbd_bf16 hb[GA_K * GA_N];
+    for (int i = 0; i < GA_K * GA_N; ++i) hb[i] = kbd_f32_to_bf16((float)(i % 5 - 2) / 4.0f);
+    assert_int_equal(kbd_copy_to_device(ga_b, hb, sizeof hb).code, KBD_OK);
+  }
+}
+static void test_valid(void **state) {
+  (void)state;
+  ga_check_valid(0);
+#if KBD_CPU_ARCH == 100
+  ga_check_valid(1);
+#endif
 }
 
 /* One changed field, the message fragment it must produce. */
@@ -120,6 +140,13 @@ static void e_null_c(gemm_args *g) { g->c = NULL; }
 static void e_short_ldc(gemm_args *g) { g->ldc = GA_N - 1; }
 static void e_mis_c(gemm_args *g) { g->c = (const char *)g->c + 1; }
 static void e_mis_bias(gemm_args *g) { g->bias = (const float *)((const char *)ga_c + 2); }
+static void e_pair(gemm_args *g) { g->pair = 2; }
+#if KBD_CPU_ARCH == 100
+static void e_pair_layout(gemm_args *g) { g->pair = 1; } /* B row-major: the pair kernel takes a K-major B */
+static void e_pair_cluster(gemm_args *g) { g->pair = 1, g->b_col = 1, g->ldb = GA_K, g->cluster = 2; }
+#else
+static void e_pair_arch(gemm_args *g) { g->pair = 1, g->b_col = 1, g->ldb = GA_K; }
+#endif
 
 static const ga_case ga_cases[] = {
     {"args NULL", "args is NULL", e_null_args},
@@ -144,6 +171,13 @@ static const ga_case ga_cases[] = {
     {"ldc short", "ldc = 39", e_short_ldc},
     {"c misaligned", "c = ", e_mis_c},
     {"bias misaligned", "bias = ", e_mis_bias},
+    {"pair", "pair = 2: 0 or 1", e_pair},
+#if KBD_CPU_ARCH == 100
+    {"pair layout", "pair = 1 takes bf16 A row-major and B column-major", e_pair_layout},
+    {"pair cluster", "the pair is the cluster (2 CTAs)", e_pair_cluster},
+#else
+    {"pair sm_90a", "CTA pairs (tcgen05 .cta_group::2) exist on sm_100a only", e_pair_arch},
+#endif
 };
 
 static void test_rejects(void **state) {
