@@ -84,12 +84,13 @@ typedef KBD_STILE(f32, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_64B) gemm_out_f32;
 typedef KBD_STILE(bf16, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_32B) gemm_out_bf16;
 
 /* The operand variants of the one kernel (gemm_params.variant): bf16 with A and B each row-major (r) or
- * column-major (c), and e4m3 (A row-major, B column-major: fp8 operands must be K-major on sm_90a). Only the MMA
- * issue and the TMA loads depend on the variant, and each is compiled once per variant inside the kernel (a
- * switch on the uniform parameter around the tile's K loop); the epilogue, the tile walk and the setup - most of
- * a kernel's compile time - are compiled once instead of once per variant (docs/benchmarks.md, compile time).
- * GEMM_VARIANTS(X) lists them as X(enum, name prefix of the per-variant functions); a translation unit that
- * defines fewer variants (bench/compile_examples.sh's one-variant case) defines it before including gemm.h. */
+ * column-major (c), and e4m3 (A row-major, B column-major: fp8 operands must be K-major on sm_90a). Only a stage's
+ * TMA loads and MMAs depend on the variant (its shared tile types), and each is compiled once per variant inside the
+ * kernel, picked by a switch on this uniform parameter per stage; the epilogue, the tile walk, the barrier waits
+ * and the setup - most of a kernel's compile time - are compiled once instead of once per variant
+ * (docs/benchmarks.md, compile time). GEMM_VARIANTS(X) lists them as X(enum, name prefix of the per-variant
+ * functions); a translation unit that defines fewer variants (bench/compile_examples.sh's one-variant case) defines
+ * it before including gemm.h. */
 typedef enum gemm_variant {
   GEMM_BF16_RR = 0, /* index a_col * 2 + b_col */
   GEMM_BF16_RC = 1,
@@ -100,8 +101,8 @@ typedef enum gemm_variant {
 #ifndef GEMM_VARIANTS
 #define GEMM_VARIANTS(X)                                                                                               \
   X(GEMM_BF16_RR, gemm_bf16_rr)                                                                                        \
-  X(GEMM_BF16_RC, gemm_bf16_rc) X(GEMM_BF16_CR, gemm_bf16_cr) X(GEMM_BF16_CC, gemm_bf16_cc)                            \
-      X(GEMM_E4M3_RC, gemm_e4m3_rc)
+  X(GEMM_BF16_RC, gemm_bf16_rc)                                                                                        \
+  X(GEMM_BF16_CR, gemm_bf16_cr) X(GEMM_BF16_CC, gemm_bf16_cc) X(GEMM_E4M3_RC, gemm_e4m3_rc)
 #endif
 
 typedef struct gemm_params {

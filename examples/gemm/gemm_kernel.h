@@ -2,17 +2,19 @@
  * structure and docs/gemm.md for a walkthrough; gemm_kernel_sm100.h is the sm_100a kernel, with an MMA warp).
  *
  * gemm.cu includes this file once, after gemm_variant.h once per operand variant (GEMM_VARIANTS, gemm.h): the
- * producer's loads and the consumers' MMAs of a tile are the variant's functions, picked by a switch on the
- * uniform parameter p.variant; everything else is compiled once. It also compiles for sm_100a (kbd_mma is
- * arch-neutral), where the consumer warpgroups would issue their own tcgen05.mma; gemm.cu builds
- * gemm_kernel_sm100.h there instead.
+ * producer's loads and the consumers' MMAs of a stage are the variant's functions, picked by a switch on the
+ * uniform parameter p.variant once per stage; everything else is compiled once. It also compiles for sm_100a (kbd_mma
+ * is arch-neutral), where the consumer warpgroups would issue their own tcgen05.mma; gemm.cu builds gemm_kernel_sm100.h
+ * there instead.
  */
-#define GEMM__PRODUCE_CASE(v, name)                                                                                    \
+#include "gemm_producer.h"
+
+#define GEMM__KTILES_CASE(v, name)                                                                                     \
   case v:                                                                                                              \
-    KBD_CAT(name, _produce)(smem, &l, &p, &cl, full, empty, first, step, ctiles);                                      \
+    ktiles = KBD_CAT(name, _ktiles)(p.k);                                                                              \
     break;
-#define GEMM__MMA_TILE_CASE(v, name)                                                                                   \
-  case v: it = KBD_CAT(name, _mma_tile)(&acc, smem, &l, full, empty, &cl, csize, g, p.k, it); break;
+#define GEMM__MMA_STAGE_CASE(v, name)                                                                                  \
+  case v: KBD_CAT(name, _mma_stage)(&acc, smem, &l, s, g, kt > 0); break;
 
 KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
   KBD_WARP_RANGE(producer, 0, 4);
@@ -61,7 +63,7 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
     kbd_setmaxnreg_dec(
         40); /* the producer only computes addresses: 40 x 128 + 232 x 256 = 168 x 384, the launch budget */
     if (kbd_warp_id() == 0) {
-      switch (p.variant) { GEMM_VARIANTS(GEMM__PRODUCE_CASE) }
+      gemm_produce(smem, &l, &p, &cl, full, empty, first, step, ctiles);
     }
   } else {
     kbd_setmaxnreg_inc(232); /* room for the 128 accumulator registers per thread on sm_90a */
@@ -73,14 +75,25 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
     gemm_out_f32 out = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g);
     gemm_out_bf16 out16 = KBD_STILE_AT(gemm_out_bf16, (unsigned char *)out.p); /* the same bytes, as bf16 */
 
+    int ktiles = 0;
+    switch (p.variant) { GEMM_VARIANTS(GEMM__KTILES_CASE) }
     int it = 0;
     for (long long t = first; t < ctiles; t += step) {
       long long tm, tn;
       gemm_cluster_tile(t, tiles_m, tiles_n, &cl, &tm, &tn);
 
-      /* mainloop: the variant's MMAs of this tile, through the last wgmma.wait_group (gemm_variant.h); a uniform
-       * branch per tile */
-      switch (p.variant) { GEMM_VARIANTS(GEMM__MMA_TILE_CASE) }
+      /* mainloop: each stage's MMAs (the variant's: a uniform branch) are issued as soon as it is full;
+       * kbd_mma_release frees it once they have read it, while the next stage's MMAs are already in flight */
+      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        const int s = it % GEMM_STAGES;
+        kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
+        switch (p.variant) { GEMM_VARIANTS(GEMM__MMA_STAGE_CASE) }
+        if (csize > 1)
+          kbd_mma_release_mc(acc, &empty[s], cl.peers); /* the stage is free in this CTA and its peers */
+        else
+          kbd_mma_release(acc, &empty[s]);
+      }
+      kbd_mma_wait(acc);
 
       /* epilogue, 16 columns at a time: D = act(alpha * acc + beta * C + bias), stored by the TMA from a
        * staging tile; meanwhile the producer is already filling the ring for this block's next tile */
@@ -111,5 +124,5 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
     kbd_sync();
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, GEMM_TMEM_COLS);
 }
-#undef GEMM__PRODUCE_CASE
-#undef GEMM__MMA_TILE_CASE
+#undef GEMM__KTILES_CASE
+#undef GEMM__MMA_STAGE_CASE

@@ -14,10 +14,8 @@
  *   warpgroups 1, 2   epilogue: warpgroup g reads accumulator g of the tile's buffer (its warps' lane quarters
  *                cover the 128 rows), applies alpha, beta C, bias and the activation, stores D with the TMA
  */
-#define GEMM__PRODUCE_CASE(v, name)                                                                                    \
-  case v:                                                                                                              \
-    KBD_CAT(name, _produce)(smem, &l, &p, &cl, full, empty, first, step, ctiles);                                      \
-    break;
+#include "gemm_producer.h"
+
 #define GEMM__MMA_WARP_CASE(v, name)                                                                                   \
   case v:                                                                                                              \
     KBD_CAT(name, _mma_warp)(smem, &l, tmem, full, empty, accfull, accempty, &cl, csize, first, step, ctiles, p.k);    \
@@ -70,7 +68,7 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
 
   if (kbd_warp_id() == 0) {
     /* the producer: the same ring walk as the sm_90a kernel (gemm_variant.h) */
-    switch (p.variant) { GEMM_VARIANTS(GEMM__PRODUCE_CASE) }
+    gemm_produce(smem, &l, &p, &cl, full, empty, first, step, ctiles);
   } else if (kbd_warp_id() == 1) {
     /* the MMA warp: two accumulators per tile in buffer j % 2 (gemm_variant.h) */
     switch (p.variant) { GEMM_VARIANTS(GEMM__MMA_WARP_CASE) }
@@ -114,5 +112,4 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
     kbd_sync();
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, GEMM_TMEM_COLS_MW);
 }
-#undef GEMM__PRODUCE_CASE
 #undef GEMM__MMA_WARP_CASE

@@ -1,23 +1,25 @@
 /* gemm_variant.h - the parts of the GEMM kernel that depend on the operand variant (gemm.h, gemm_variant): the
- * producer's TMA loads and the MMA issue. gemm.cu includes it once per variant, after defining
+ * TMA loads of one stage and its MMAs (the MMA warp's loop on sm_100a). gemm.cu includes it once per variant,
+ * after defining
  *   GEMM_VARIANT  the name prefix of the variant's functions (gemm_bf16_rr, ...; GEMM_VARIANTS in gemm.h)
  *   GEMM_A_TILE   the shared tile type of one consumer's A slice (128 x BK; K-major or MN-major)
  *   GEMM_B_TILE   the shared tile type of B (128 x BK, "N x K"; K-major or MN-major)
  *   GEMM_BH_TILE  one 64-row half of it (the TMA box of B; in a cluster column each CTA loads one half, multicast)
- * and the kernel text of the arch (gemm_kernel.h, gemm_kernel_sm100.h), included once after all variants, calls
- * them from a switch on p.variant. The tile types are compile-time facts of kbd's tiles (the wgmma transposes are
- * immediates on sm_90a), so each variant has its own MMA code; everything else in the kernel is compiled once.
+ * The producer (gemm_producer.h) and the arch's kernel text (gemm_kernel.h, gemm_kernel_sm100.h), included once
+ * after all variants, call them from a switch on p.variant. The tile types are compile-time facts of kbd's tiles
+ * (the wgmma transposes are immediates on sm_90a), so each variant has its own loads and MMAs; the rest is shared.
  *
- * The producer: the elected thread announces the stage's bytes on this CTA's `full` barrier (every byte lands
- * here, whoever issues the load) and loads its share: alone, the two A tiles and both B halves; in a cluster
- * (gemm.h, gemm_cluster) the CTAs of a cluster row split the A tiles and multicast them along the row, and the
- * CTAs of a cluster column split the B halves and multicast them along the column. A multicast load completes
- * bytes on the barrier at the same offset in every destination CTA, so each peer's `full` barrier counts this
+ * The stage's loads (kt: its k-tile): the elected producer thread announces the stage's bytes on this CTA's `full`
+ * barrier (every byte lands here, whoever issues the load) and loads its share: alone, the two A tiles and both B
+ * halves; in a cluster (gemm.h, gemm_cluster) the CTAs of a cluster row split the A tiles and multicast them along the
+ * row, and the CTAs of a cluster column split the B halves and multicast them along the column. A multicast load
+ * completes bytes on the barrier at the same offset in every destination CTA, so each peer's `full` barrier counts this
  * CTA's share too.
  */
 #define GEMM_LOAD_STAGE KBD_CAT(GEMM_VARIANT, _load_stage)
 KBD_DEV void GEMM_LOAD_STAGE(unsigned char *smem, const gemm_smem *l, int s, const gemm_params *p,
-                             const gemm_cluster *cl, int m0, int n0, int k0, kbd_mbarrier *full) {
+                             const gemm_cluster *cl, int m0, int n0, int kt, kbd_mbarrier *full) {
+  const int k0 = kt * KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
   /* coordinates: innermost (contiguous) dimension first */
   const int a_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_A_TILE)) == KBD_SMEM_MN_MAJOR;
   const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
@@ -51,50 +53,14 @@ KBD_DEV int GEMM_KTILES(long long k) {
   return (int)((k + bk - 1) / bk);
 }
 
-/* The producer warp (both archs): the ring walk over this CTA's tiles; `it` counts stages the same way as the
- * consumers (sm_90a) or the MMA warp (sm_100a). */
-#define GEMM_PRODUCE KBD_CAT(GEMM_VARIANT, _produce)
-KBD_DEV void GEMM_PRODUCE(unsigned char *smem, const gemm_smem *l, const gemm_params *p, const gemm_cluster *cl,
-                          kbd_mbarrier *full, kbd_mbarrier *empty, long long first, long long step, long long ctiles) {
-  const long long tiles_m = (p->m + GEMM_BM - 1) / GEMM_BM, tiles_n = (p->n + GEMM_BN - 1) / GEMM_BN;
-  const int bk = KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE)), ktiles = GEMM_KTILES(p->k);
-  int it = 0;
-  for (long long t = first; t < ctiles; t += step) {
-    long long tm, tn;
-    gemm_cluster_tile(t, tiles_m, tiles_n, cl, &tm, &tn);
-    const int m0 = (int)(tm * GEMM_BM), n0 = (int)(tn * GEMM_BN);
-    for (int kt = 0; kt < ktiles; ++kt, ++it) {
-      const int s = it % GEMM_STAGES;
-      /* every consumer (MMA warp) of this CTA and its peers released the stage's last fill: its shares go into all
-       * of them (a fresh barrier's parity 1 counts as released) */
-      kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_STAGES) & 1u) ^ 1u);
-      KBD_ELECT_ONE { GEMM_LOAD_STAGE(smem, l, s, p, cl, m0, n0, kt * bk, &full[s]); }
-    }
-  }
-}
-
 #if GEMM__TEXT_ARCH == 90
-/* sm_90a, one consumer warpgroup g: the MMAs of one tile (K = k) from ring position `it` on; returns the position after
- * it. Each stage's MMAs are issued as soon as it is full; kbd_mma_release frees it once they have read it, while
- * the next stage's MMAs are already in flight. The wait for the last group is here too, so the accumulator
- * registers leave the variant's code only after wgmma.wait_group 0 (no register copy inside an MMA region). */
-#define GEMM_MMA_TILE KBD_CAT(GEMM_VARIANT, _mma_tile)
-KBD_DEV int GEMM_MMA_TILE(gemm_acc *acc, unsigned char *smem, const gemm_smem *l, kbd_mbarrier *full,
-                          kbd_mbarrier *empty, const gemm_cluster *cl, int csize, int g, long long k, int it) {
-  const int ktiles = GEMM_KTILES(k);
-  for (int kt = 0; kt < ktiles; ++kt, ++it) {
-    const int s = it % GEMM_STAGES;
-    GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + g);
-    GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
-    kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
-    kbd_mma(*acc, a, b, kt > 0);
-    if (csize > 1)
-      kbd_mma_release_mc(*acc, &empty[s], cl->peers); /* the stage is free in this CTA and its peers */
-    else
-      kbd_mma_release(*acc, &empty[s]);
-  }
-  kbd_mma_wait(*acc);
-  return it;
+/* sm_90a, one consumer warpgroup g: the MMAs of stage s (kbd_mma: wgmma.fence, the K-steps, commit_group). The K
+ * loop around it, the barrier waits and the releases are the kernel's, compiled once. */
+#define GEMM_MMA_STAGE KBD_CAT(GEMM_VARIANT, _mma_stage)
+KBD_DEV void GEMM_MMA_STAGE(gemm_acc *acc, unsigned char *smem, const gemm_smem *l, int s, int g, int accumulate) {
+  GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + g);
+  GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
+  kbd_mma(*acc, a, b, accumulate);
 }
 #else
 /* sm_100a, the MMA warp: tile j accumulates into buffer j % 2 once the epilogue has released what tile j - 2 left
@@ -132,6 +98,5 @@ KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tm
 #endif
 #undef GEMM_LOAD_STAGE
 #undef GEMM_KTILES
-#undef GEMM_PRODUCE
-#undef GEMM_MMA_TILE
+#undef GEMM_MMA_STAGE
 #undef GEMM_MMA_WARP
