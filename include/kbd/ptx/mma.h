@@ -10,8 +10,10 @@
  * the type family and N (one asm statement each: its operand list fixes the register count), and inside that
  * statement the negate / transpose / type-pair variants are PTX instructions under predicates on a selector
  * register. At a kbd call site kind and idesc are constants: the C switches fold while inlining and ptxas
- * folds the predicates, leaving one HGMMA (tests/ptx/mma.check proves both on PTX and SASS). The operand
- * lists (up to 128 accumulator registers in one statement) come from the generated ptx/mma_regs.h.
+ * folds the predicates, leaving one HGMMA (tests/ptx/mma.check proves both on PTX and SASS). kbd_mma itself
+ * calls the function kbd_hw_wgmma_fn names from the call site's constants instead: one unguarded statement of
+ * the family, variant and N (cicc and ptxas then see one wgmma per K-step). The operand lists (up to 128
+ * accumulator registers in one statement) come from the generated ptx/mma_regs.h.
  *
  * Targets: wgmma only exists on sm_90a and tcgen05 only on sm_100a (ptxas rejects each on the other). A
  * device pass for another target compiles these twins, but a call that survives into its code makes ptxas
