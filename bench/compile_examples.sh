@@ -5,8 +5,9 @@
 #
 # For each GPU arch, times `nvcc -O3 -std=c++17 -gencode arch=compute_<a>,code=sm_<a> -c` (the flags the CMake
 # build uses, less the warning flags) on:
-#   gemm_all    examples/gemm/gemm.cu               all five GEMM kernels (4 bf16 operand layouts, e4m3)
-#   gemm_one    gemm.h + the arch's kernel text once  one kernel: gemm_bf16_rc (row-major A, column-major B)
+#   gemm_all    examples/gemm/gemm.cu               the GEMM kernel with its five operand variants (4 bf16
+#                                                    layouts, e4m3)
+#   gemm_one    gemm.h + the kernel with one variant  GEMM_BF16_RC only (row-major A, column-major B)
 #   gemm_none   gemm.h only                          no kernel: the fixed cost of the headers and nvcc's phases
 #   attn_all    examples/attention/attention.cu      six attention kernels (bf16, f16 x head_dim 64, 128, 256)
 #                                                    and the flash-decoding combine kernel
@@ -56,9 +57,10 @@ gemm="$root/examples/gemm" attn="$root/examples/attention"
 # one kernel / no kernel: the same definitions gemm.cu and attention.cu make for that kernel
 printf '#include "gemm.h"\n' > gemm_none.cu
 {
-  printf '#include "gemm.h"\n#include "gemm_epilogue.h"\n#define GEMM_FP8 0\n#define GEMM_KERNEL gemm_bf16_rc\n'
+  printf '#define GEMM_VARIANTS(X) X(GEMM_BF16_RC, gemm_bf16_rc)\n#include "gemm.h"\n#include "gemm_epilogue.h"\n'
+  printf '#define GEMM_VARIANT gemm_bf16_rc\n'
   printf '#define GEMM_A_TILE gemm_a_k\n#define GEMM_B_TILE gemm_b_k\n#define GEMM_BH_TILE gemm_bh_k\n'
-  printf '#include GEMM_KERNEL_TEXT\n'
+  printf '#include "gemm_variant.h"\n#include GEMM_KERNEL_TEXT\n'
 } > gemm_one.cu
 printf '#include <math.h>\n#include "attention.h"\n' > attn_none.cu
 {

@@ -13,10 +13,10 @@
  *   --reps    timed samples per shape (default 7), each ~20 ms of back-to-back calls after 3 warm-ups
  *   --smoke   one 512^3 product per type, one call, checked against cuBLAS (the CTest entry)
  *
- * TFLOP/s = 2 M N K / time. A row-major (K contiguous), B column-major (K contiguous): kbd's gemm_bf16_rc /
- * gemm_e4m3_rc and cuBLAS's "TN" case (the layout cuBLASLt requires for fp8). Every result is compared with
- * cuBLAS's (both round to bf16: at most a few ulps apart). The header prints the device, its SM count and peak
- * clocks, and the datasheet dense tensor-core peak of its class (H100/H200 SXM: 989.5 bf16 and 1979 fp8 TFLOP/s;
+ * TFLOP/s = 2 M N K / time. A row-major (K contiguous), B column-major (K contiguous): kbd's gemm_kernel
+ * variants GEMM_BF16_RC / GEMM_E4M3_RC and cuBLAS's "TN" case (the layout cuBLASLt requires for fp8). Every result is
+ * compared with cuBLAS's (both round to bf16: at most a few ulps apart). The header prints the device, its SM count and
+ * peak clocks, and the datasheet dense tensor-core peak of its class (H100/H200 SXM: 989.5 bf16 and 1979 fp8 TFLOP/s;
  * B200: 2250 and 4500; the same figures as tools/kbd-roofline); each row gives kbd's share of it. Exit 77 without
  * a device of this binary's arch.
  */
@@ -140,9 +140,7 @@ static void launch(const gctx *c) {
     cfg = kbd_cfg_cluster(cfg, 2, 1, 1);
   else if (c->p.cluster * c->p.cluster_n > 1)
     cfg = kbd_cfg_cluster(cfg, (unsigned)(c->p.cluster * c->p.cluster_n), 1, 1);
-  const kbd_status s = c->pair  ? gemm_pair_kernel()(cfg, c->p)
-                       : c->fp8 ? gemm_e4m3_rc(cfg, c->p)
-                                : gemm_bf16_rc(cfg, c->p);
+  const kbd_status s = c->pair ? gemm_pair_kernel()(cfg, c->p) : gemm_kernel(cfg, c->p);
   if (!kbd_ok(s)) {
     fprintf(stderr, "gemm_gpu: launch failed: %s\n", s.msg);
     exit(1);
@@ -233,6 +231,7 @@ static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, in
   const long long blocks = gemm_launch_blocks(m, n, sms, 0, 0, &cm, &cn);
   c->grid = (unsigned)blocks;
   c->p.cluster = cm, c->p.cluster_n = cn;
+  c->p.variant = fp8 ? GEMM_E4M3_RC : GEMM_BF16_RC;
   c->pair = pair;
   if (pair) { /* the pair is the cluster: two CTAs per 256 x 256 tile */
     c->grid = (unsigned)gemm_pair_blocks(m, n, sms);

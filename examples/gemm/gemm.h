@@ -44,10 +44,11 @@
 #define GEMM_PAIR_BN 256
 #define GEMM_PAIR_STAGES 6
 
-/* The kernel text of the arch being compiled (gemm.cu includes it once per kernel): the consumer-warpgroup kernel
- * on sm_90a, the MMA-warp kernel on sm_100a. nvcc's host pass (KBD_MMA_ARCH 0) declares the kernels too and
- * must see the device pass's text, or the two passes disagree on the kernels' types and the link fails: it
- * learns the target from __CUDA_ARCH_LIST__ (900 or 1000), so one nvcc call builds one arch. */
+/* The kernel text of the arch being compiled (gemm.cu includes it once, after the per-variant text
+ * gemm_variant.h once per operand variant): the consumer-warpgroup kernel on sm_90a, the MMA-warp kernel on sm_100a.
+ * nvcc's host pass (KBD_MMA_ARCH 0) declares the kernels too and must see the device pass's text, or the two passes
+ * disagree on the kernels' types and the link fails: it learns the target from __CUDA_ARCH_LIST__ (900 or 1000), so one
+ * nvcc call builds one arch. */
 #define GEMM__LIST_N(...) GEMM__LIST_N_(__VA_ARGS__, 3, 2, 1, 0)
 #define GEMM__LIST_N_(a, b, c, n, ...) n
 #define GEMM__LIST_FIRST(...) GEMM__LIST_FIRST_(__VA_ARGS__, 0)
@@ -88,6 +89,28 @@ typedef KBD_STILE(e4m3, GEMM_BH, GEMM_BK8, KBD_SWIZZLE_128B) gemm_bh8;
 typedef KBD_STILE(f32, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_64B) gemm_out_f32;
 typedef KBD_STILE(bf16, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_32B) gemm_out_bf16;
 
+/* The operand variants of the one kernel (gemm_params.variant): bf16 with A and B each row-major (r) or
+ * column-major (c), and e4m3 (A row-major, B column-major: fp8 operands must be K-major on sm_90a). Only a stage's
+ * TMA loads and MMAs depend on the variant (its shared tile types), and each is compiled once per variant inside the
+ * kernel, picked by a switch on this uniform parameter per stage; the epilogue, the tile walk, the barrier waits
+ * and the setup - most of a kernel's compile time - are compiled once instead of once per variant
+ * (docs/benchmarks.md, compile time). GEMM_VARIANTS(X) lists them as X(enum, name prefix of the per-variant
+ * functions); a translation unit that defines fewer variants (bench/compile_examples.sh's one-variant case) defines
+ * it before including gemm.h. */
+typedef enum gemm_variant {
+  GEMM_BF16_RR = 0, /* index a_col * 2 + b_col */
+  GEMM_BF16_RC = 1,
+  GEMM_BF16_CR = 2,
+  GEMM_BF16_CC = 3,
+  GEMM_E4M3_RC = 4
+} gemm_variant;
+#ifndef GEMM_VARIANTS
+#define GEMM_VARIANTS(X)                                                                                               \
+  X(GEMM_BF16_RR, gemm_bf16_rr)                                                                                        \
+  X(GEMM_BF16_RC, gemm_bf16_rc)                                                                                        \
+  X(GEMM_BF16_CR, gemm_bf16_cr) X(GEMM_BF16_CC, gemm_bf16_cc) X(GEMM_E4M3_RC, gemm_e4m3_rc)
+#endif
+
 typedef struct gemm_params {
   kbd_tensor_map a, b; /* boxes of one operand tile */
   kbd_tensor_map d;    /* boxes of one staging tile */
@@ -99,7 +122,12 @@ typedef struct gemm_params {
   int d_f32;         /* 1: D and C are f32, 0: bf16 */
   int cluster;       /* CTAs per cluster along M: 1, or 2 (a column pair shares B: each loads half, multicast) */
   int cluster_n;     /* CTAs per cluster along N: 1, or 2 (a row pair shares A: each loads one 128-row tile) */
+  int variant;       /* gemm_variant: the operand types and majors */
 } gemm_params;
+
+/* One consumer warpgroup's 128 x 128 f32 accumulator (registers on sm_90a, Tensor Memory on sm_100a): a named type,
+ * since the per-variant MMA functions (gemm_variant.h) take it by pointer. */
+typedef KBD_ACC(f32, GEMM_WM, GEMM_BN) gemm_acc;
 
 /* Dynamic shared memory of one block: the ring (A tiles of both warpgroups and the B tile per stage), one
  * staging tile per consumer warpgroup, the barriers and the Tensor Memory slot (about 208 KiB for bf16). */
@@ -236,14 +264,11 @@ typedef struct gemm_args {
 } gemm_args;
 kbd_status gemm_run(const gemm_args *a, void *stream);
 
-/* The kernels: one per operand layout pair (r = row-major, c = column-major; A then B) and the fp8 one
- * (row-major A, column-major B: fp8 operands must be K-major on sm_90a). */
-KBD_KERNEL_DECL(gemm_bf16_rr, gemm_params);
-KBD_KERNEL_DECL(gemm_bf16_rc, gemm_params);
-KBD_KERNEL_DECL(gemm_bf16_cr, gemm_params);
-KBD_KERNEL_DECL(gemm_bf16_cc, gemm_params);
-KBD_KERNEL_DECL(gemm_e4m3_rc, gemm_params);
-/* The CTA-pair kernel (gemm_kernel_pair.h), or NULL where the build has none (sm_90a): gemm.cu defines it. */
+/* The kernel: every operand variant (gemm_params.variant, gemm_variant). */
+KBD_KERNEL_DECL(gemm_kernel, gemm_params);
+/* The CTA-pair kernel (gemm_kernel_pair.h; bf16, A row-major, B column-major: p.variant is not read), or NULL where
+ * the build has none (sm_90a): gemm.cu defines it. A separate kernel, not a variant: ptxas rejects a function that
+ * mixes .cta_group::1 and ::2 tcgen05 instructions. */
 typedef kbd_status (*gemm_kernel_fn)(kbd_launch_cfg, gemm_params);
 KBD_EXTERN_C gemm_kernel_fn gemm_pair_kernel(void);
 /* The persistent grid of the pair kernel: 2 CTAs per pair, at most one pair per 256 x 256 tile. */

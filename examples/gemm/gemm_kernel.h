@@ -1,24 +1,28 @@
 /* gemm_kernel.h - the sm_90a GEMM kernel, also the CPU machine's when it emulates sm_90a (see gemm.h for the block's
  * structure and docs/gemm.md for a walkthrough; gemm_kernel_sm100.h is the sm_100a kernel, with an MMA warp).
  *
- * gemm.cu includes this file once per operand layout, after defining
- *   GEMM_KERNEL   the kernel's name
- *   GEMM_A_TILE   the shared tile type of one consumer's A slice (128 x BK; K-major or MN-major)
- *   GEMM_B_TILE   the shared tile type of B (128 x BK, "N x K"; K-major or MN-major)
- *   GEMM_BH_TILE  one 64-row half of it (the TMA box of B; in a cluster column each CTA loads one half, multicast)
- *   GEMM_FP8      1 for e4m3 operands (the smem plan's ring is sized for them)
- * Everything else is ordinary code. It also compiles for sm_100a (kbd_mma is arch-neutral), where the consumer
- * warpgroups would issue their own tcgen05.mma; gemm.cu builds gemm_kernel_sm100.h there instead.
+ * gemm.cu includes this file once, after gemm_variant.h once per operand variant (GEMM_VARIANTS, gemm.h): the
+ * producer's loads and the consumers' MMAs of a stage are the variant's functions, picked by a switch on the
+ * uniform parameter p.variant once per stage; everything else is compiled once. It also compiles for sm_100a (kbd_mma
+ * is arch-neutral), where the consumer warpgroups would issue their own tcgen05.mma; gemm.cu builds gemm_kernel_sm100.h
+ * there instead.
  */
 #include "gemm_producer.h"
 
-KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
+#define GEMM__KTILES_CASE(v, name)                                                                                     \
+  case v:                                                                                                              \
+    ktiles = KBD_CAT(name, _ktiles)(p.k);                                                                              \
+    break;
+#define GEMM__MMA_STAGE_CASE(v, name)                                                                                  \
+  case v: KBD_CAT(name, _mma_stage)(&acc, smem, &l, s, g, kt > 0); break;
+
+KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
   KBD_WARP_RANGE(producer, 0, 4);
   KBD_WARP_RANGE(consumer0, 4, 4);
   KBD_WARP_RANGE(consumer1, 8, 4);
 
   gemm_smem l;
-  const kbd_smem_plan plan = gemm_layout(&l, GEMM_FP8);
+  const kbd_smem_plan plan = gemm_layout(&l, p.variant == GEMM_E4M3_RC);
   kbd_smem_plan_check_launch(&plan);
   unsigned char *smem = (unsigned char *)kbd_dynamic_smem();
   kbd_mbarrier *full = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.full);
@@ -54,50 +58,36 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
   /* the cluster's tiles: every CTA of a cluster walks the same sequence (they exchange operands every stage) */
   const long long first = kbd_block_x() / csize, step = kbd_grid_x() / csize;
   const long long ctiles = gemm_cluster_tiles(tiles_m, tiles_n, &cl);
-  const int bk = KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
-  const int ktiles = (int)((p.k + bk - 1) / bk);
 
   if (kbd_scope_contains(producer)) {
     kbd_setmaxnreg_dec(
         40); /* the producer only computes addresses: 40 x 128 + 232 x 256 = 168 x 384, the launch budget */
     if (kbd_warp_id() == 0) {
-      int it = 0; /* ring position, counted the same way by the consumers */
-      for (long long t = first; t < ctiles; t += step) {
-        long long tm, tn;
-        gemm_cluster_tile(t, tiles_m, tiles_n, &cl, &tm, &tn);
-        const int m0 = (int)(tm * GEMM_BM), n0 = (int)(tn * GEMM_BN);
-        for (int kt = 0; kt < ktiles; ++kt, ++it) {
-          const int s = it % GEMM_STAGES;
-          /* every consumer of this CTA and its peers released the stage's last fill (a fresh barrier's parity 1
-           * counts as released) */
-          kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_STAGES) & 1u) ^ 1u);
-          KBD_ELECT_ONE { GEMM_LOAD_STAGE(smem, &l, s, &p, &cl, m0, n0, kt * bk, &full[s]); }
-        }
-      }
+      gemm_produce(smem, &l, &p, &cl, full, empty, first, step, ctiles);
     }
   } else {
     kbd_setmaxnreg_inc(232); /* room for the 128 accumulator registers per thread on sm_90a */
     const int g = kbd_warpgroup_id() - 1;
     const kbd_scope me = g == 0 ? consumer0 : consumer1;
     const int leader = kbd_scope_warp(me) == 0; /* the warp whose elected thread issues TMA stores */
-    KBD_ACC(f32, GEMM_WM, GEMM_BN) acc;
+    gemm_acc acc;
     kbd_acc_bind(acc, tmem, g * GEMM_BN, &accbar[g]);
     gemm_out_f32 out = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g);
     gemm_out_bf16 out16 = KBD_STILE_AT(gemm_out_bf16, (unsigned char *)out.p); /* the same bytes, as bf16 */
 
+    int ktiles = 0;
+    switch (p.variant) { GEMM_VARIANTS(GEMM__KTILES_CASE) }
     int it = 0;
     for (long long t = first; t < ctiles; t += step) {
       long long tm, tn;
       gemm_cluster_tile(t, tiles_m, tiles_n, &cl, &tm, &tn);
 
-      /* mainloop: each stage's MMAs are issued as soon as it is full; kbd_mma_release frees it once they
-       * have read it, while the next stage's MMAs are already in flight */
+      /* mainloop: each stage's MMAs (the variant's: a uniform branch) are issued as soon as it is full;
+       * kbd_mma_release frees it once they have read it, while the next stage's MMAs are already in flight */
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
         const int s = it % GEMM_STAGES;
-        GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s + g);
-        GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
         kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
-        kbd_mma(acc, a, b, kt > 0);
+        switch (p.variant) { GEMM_VARIANTS(GEMM__MMA_STAGE_CASE) }
         if (csize > 1)
           kbd_mma_release_mc(acc, &empty[s], cl.peers); /* the stage is free in this CTA and its peers */
         else
@@ -134,3 +124,5 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
     kbd_sync();
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, GEMM_TMEM_COLS);
 }
+#undef GEMM__KTILES_CASE
+#undef GEMM__MMA_STAGE_CASE

@@ -1,8 +1,10 @@
 /* gemm_kernel_sm100.h - the GEMM kernel for sm_100a (and the CPU machine emulating it): one MMA warp and two
  * accumulator buffers in Tensor Memory, so the epilogue of one tile runs while the tensor cores compute the next
- * (docs/gemm.md, "The sm_100a kernel"; docs/design/mma-warp.md). gemm.cu includes it once per operand layout with
- * the same macros as gemm_kernel.h (GEMM_KERNEL, GEMM_A_TILE, GEMM_B_TILE, GEMM_FP8); the block shape, the
- * shared-memory plan and the parameters are the same, so the host code does not depend on the arch.
+ * (docs/gemm.md, "The sm_100a kernel"; docs/design/mma-warp.md). gemm.cu includes it once, after gemm_variant.h
+ * once per operand variant, like gemm_kernel.h: the producer warp and the MMA warp run the variant's functions,
+ * picked by a switch on the uniform parameter p.variant (the operand majors are fields of tcgen05's run-time
+ * instruction descriptor, but kbd's tiles carry them as types); the epilogue is compiled once. The block shape,
+ * the shared-memory plan and the parameters are the same, so the host code does not depend on the arch.
  *
  *   warp 0       producer: TMA loads of A (two 128-row tiles) and B into the 4-stage ring; in a cluster (gemm.h,
  *                gemm_cluster) a column pair shares B (each CTA loads one 64-row half and multicasts it) and a
@@ -14,12 +16,17 @@
  */
 #include "gemm_producer.h"
 
-KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
+#define GEMM__MMA_WARP_CASE(v, name)                                                                                   \
+  case v:                                                                                                              \
+    KBD_CAT(name, _mma_warp)(smem, &l, tmem, full, empty, accfull, accempty, &cl, csize, first, step, ctiles, p.k);    \
+    break;
+
+KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
   KBD_WARP_RANGE(epilogue0, 4, 4);
   KBD_WARP_RANGE(epilogue1, 8, 4);
 
   gemm_smem l;
-  const kbd_smem_plan plan = gemm_layout(&l, GEMM_FP8);
+  const kbd_smem_plan plan = gemm_layout(&l, p.variant == GEMM_E4M3_RC);
   kbd_smem_plan_check_launch(&plan);
   unsigned char *smem = (unsigned char *)kbd_dynamic_smem();
   kbd_mbarrier *full = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.full);
@@ -55,60 +62,22 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
     kbd_sync();
 
   const long long tiles_m = (p.m + GEMM_BM - 1) / GEMM_BM, tiles_n = (p.n + GEMM_BN - 1) / GEMM_BN;
-  const int bk = KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
-  const int ktiles = (int)((p.k + bk - 1) / bk);
-
   /* the cluster's tiles: every CTA of a cluster walks the same sequence (they exchange operands every stage) */
   const long long first = kbd_block_x() / csize, step = kbd_grid_x() / csize;
   const long long ctiles = gemm_cluster_tiles(tiles_m, tiles_n, &cl);
 
   if (kbd_warp_id() == 0) {
-    /* the producer: the same ring walk as the sm_90a kernel */
-    int it = 0;
-    for (long long t = first; t < ctiles; t += step) {
-      long long tm, tn;
-      gemm_cluster_tile(t, tiles_m, tiles_n, &cl, &tm, &tn);
-      const int m0 = (int)(tm * GEMM_BM), n0 = (int)(tn * GEMM_BN);
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
-        const int s = it % GEMM_STAGES;
-        /* this CTA's and its peers' MMA warps released the stage: its shares go into all of them */
-        kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_STAGES) & 1u) ^ 1u); /* fresh: parity 1 passes */
-        KBD_ELECT_ONE { GEMM_LOAD_STAGE(smem, &l, s, &p, &cl, m0, n0, kt * bk, &full[s]); }
-      }
-    }
+    /* the producer: the same ring walk as the sm_90a kernel (gemm_variant.h) */
+    gemm_produce(smem, &l, &p, &cl, full, empty, first, step, ctiles);
   } else if (kbd_warp_id() == 1) {
-    /* the MMA warp: tile j accumulates into buffer j % 2 once the epilogue has released what tile j - 2 left
-     * there; each stage is freed by a commit as soon as its MMAs have read it */
-    KBD_ACC(f32, GEMM_WM, GEMM_BN) acc0, acc1;
-    int it = 0, j = 0;
-    for (long long t = first; t < ctiles; t += step, ++j) {
-      const int buf = j % GEMM_ACC_BUFS;
-      kbd_acc_bind(acc0, tmem, buf * GEMM_CONSUMERS * GEMM_BN, &accfull[buf]);
-      kbd_acc_bind(acc1, tmem, buf * GEMM_CONSUMERS * GEMM_BN + GEMM_BN, &accfull[buf]);
-      kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GEMM_ACC_BUFS) & 1u) ^ 1u); /* fresh: parity 1 passes */
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
-        const int s = it % GEMM_STAGES;
-        GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s);
-        GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l.a, 2 * s + 1);
-        GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l.b, s);
-        kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
-        kbd_mma_issue(acc0, a0, b, kt > 0);
-        kbd_mma_issue(acc1, a1, b, kt > 0);
-        /* both MMAs (a commit tracks every MMA this thread issued); in a cluster the stage is freed in this CTA
-         * and its peers */
-        if (csize > 1)
-          kbd_mma_commit_mc(acc0, &empty[s], cl.peers);
-        else
-          kbd_mma_commit(acc0, &empty[s]);
-      }
-      kbd_mma_commit(acc0, &accfull[buf]); /* the tile's accumulators are complete */
-    }
+    /* the MMA warp: two accumulators per tile in buffer j % 2 (gemm_variant.h) */
+    switch (p.variant) { GEMM_VARIANTS(GEMM__MMA_WARP_CASE) }
   } else if (kbd_warpgroup_id() > 0) {
     /* the epilogue warpgroups, 16 columns at a time: D = act(alpha * acc + beta * C + bias) */
     const int g = kbd_warpgroup_id() - 1;
     const kbd_scope me = g == 0 ? epilogue0 : epilogue1;
     const int leader = kbd_scope_warp(me) == 0; /* the warp whose elected thread issues TMA stores */
-    KBD_ACC(f32, GEMM_WM, GEMM_BN) acc;
+    gemm_acc acc;
     gemm_out_f32 out = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g);
     gemm_out_bf16 out16 = KBD_STILE_AT(gemm_out_bf16, (unsigned char *)out.p); /* the same bytes, as bf16 */
     int j = 0;
@@ -143,3 +112,4 @@ KBD_KERNEL(GEMM_KERNEL, GEMM_THREADS, gemm_params) {
     kbd_sync();
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, GEMM_TMEM_COLS_MW);
 }
+#undef GEMM__MMA_WARP_CASE

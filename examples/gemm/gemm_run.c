@@ -157,9 +157,8 @@ kbd_status gemm_run(const gemm_args *a, void *stream) {
   int cm, cn;
   const long long grid = gemm_launch_blocks(a->m, a->n, a->grid, a->cluster, a->cluster_n, &cm, &cn);
   p.cluster = cm, p.cluster_n = cn;
-  const gemm_kernel_fn kernels[4] = {gemm_bf16_rr, gemm_bf16_rc, gemm_bf16_cr, gemm_bf16_cc};
-  const gemm_kernel_fn kernel = a->fp8 ? gemm_e4m3_rc : kernels[a->a_col * 2 + a->b_col];
+  p.variant = a->fp8 ? GEMM_E4M3_RC : a->a_col * 2 + a->b_col; /* gemm_variant */
   kbd_launch_cfg cfg = kbd_cfg(kbd_dim((unsigned)grid, 1, 1), plan.bytes, stream);
   if (cm * cn > 1) cfg = kbd_cfg_cluster(cfg, (unsigned)(cm * cn), 1, 1);
-  return kernel(cfg, p);
+  return gemm_kernel(cfg, p);
 }

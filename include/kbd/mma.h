@@ -262,16 +262,10 @@ KBD_DEV uint32_t kbd__tmem_base(const kbd_tmem *tm, uint32_t col, KBD_SITE_PARAM
 
 #if KBD_MMA_ARCH == 90
 /* ---- sm_90a: wgmma -------------------------------------------------------------------------------------- */
-/* The wgmma of one type family (f32 D), chosen where the tile types are constants: cicc then inlines only that
- * family's asm at each K-step (ptx/mma.h). */
+/* The wgmma function of kbd_mma's operands (f32 or s32 D): kbd_hw_wgmma_fn picks it from the tile types and majors,
+ * constants at the call site, so cicc inlines only that family's and variant's asm at each K-step (ptx/mma.h). */
 typedef void (*kbd__wgmma_fn)(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
                               KBD_SITE_PARAMS);
-#define KBD__WGMMA_FN(ta)                                                                                              \
-  ((ta) == KBD_MMA_BF16                       ? kbd_hw_wgmma_bf16                                                      \
-   : (ta) == KBD_MMA_F16                      ? kbd_hw_wgmma_f16                                                       \
-   : (ta) == KBD_MMA_TF32                     ? kbd_hw_wgmma_tf32                                                      \
-   : (ta) == KBD_MMA_S8 || (ta) == KBD_MMA_U8 ? kbd_hw_wgmma_i8                                                        \
-                                              : kbd_hw_wgmma_fp8)
 KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc,
                               kbd_smem_shape as, uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate,
                               kbd__wgmma_fn wgmma, KBD_SITE_PARAMS) {
@@ -292,13 +286,26 @@ KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int
 #define KBD__ACC_NPT(acc) ((int)(sizeof((acc).reg.v[0]) / sizeof((acc).reg.v[0][0])))
 /* a lane's accumulator cells in 32-bit units (an f16 accumulator packs two elements per register) */
 #define KBD__ACC_CELLS(acc) ((int)(sizeof((acc).reg.v[0]) / 4))
+/* A statement (inside kbd_mma's block): the enum names the constants kbd_hw_wgmma_fn repeats in each of its
+ * leaves, so its expansion stays short. */
 #define kbd__mma_(acc, a, b, accumulate, ta, tb)                                                                       \
-  kbd__wgmma_issue(                                                                                                    \
-      (void *)&(acc).reg.v[0][0], KBD__ACC_CELLS(acc), KBD_ROWS(acc) / 64,                                             \
-      (int)(KBD_COLS(acc) / 2 * sizeof((acc).reg.v[0][0])), kbd_mma_kind_of(ta, tb),                                   \
-      kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 64, KBD_COLS(acc), KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u), \
-      KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b), kbd_hw_smem_addr((b).p, KBD_SITE),    \
-      (accumulate), KBD_DTYPE(acc) == KBD_DT_f16 ? kbd_hw_wgmma : KBD__WGMMA_FN(ta), KBD_SITE)
+  {                                                                                                                    \
+    enum {                                                                                                             \
+      kbd__wta = ta,                                                                                                   \
+      kbd__wtb = tb,                                                                                                   \
+      kbd__wam = KBD_STILE_MAJOR(a),                                                                                   \
+      kbd__wbm = KBD_STILE_MAJOR(b),                                                                                   \
+      kbd__wn = KBD_COLS(acc)                                                                                          \
+    };                                                                                                                 \
+    kbd__wgmma_issue((void *)&(acc).reg.v[0][0], KBD__ACC_CELLS(acc), KBD_ROWS(acc) / 64,                              \
+                     (int)(KBD_COLS(acc) / 2 * sizeof((acc).reg.v[0][0])), kbd_mma_kind_of(ta, tb),                    \
+                     kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 64, kbd__wn, kbd__wam, kbd__wbm, 0u),            \
+                     KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                        \
+                     kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate),                                                  \
+                     KBD_DTYPE(acc) == KBD_DT_f16 ? kbd_hw_wgmma                                                       \
+                                                  : kbd_hw_wgmma_fn(kbd__wta, kbd__wtb, kbd__wam, kbd__wbm, kbd__wn),  \
+                     KBD_SITE);                                                                                        \
+  }
 
 /* wait for all but the newest group; the group before it read the stage `pend` names: one arrive on it, in this
  * CTA (pmask 0) or in every cluster CTA of pmask (the stage was multicast into all of them) */

@@ -94,14 +94,17 @@ KBD_DEV void kbd__wgmma_rs_issue(void *d, int ld, int mblocks, int block_bytes, 
   kbd_hw_wgmma_commit(KBD_SITE_ARGS);
 }
 #define KBD__MMA_RS_NPT(t) ((int)(sizeof((t).v[0]) / sizeof((t).v[0][0])))
+/* A statement (inside kbd_mma_rs's block): the enum names the constants kbd_hw_wgmma_rs_fn repeats in its leaves. */
 #define kbd__mma_rs_(acc, a, b, accumulate, ta)                                                                        \
-  kbd__wgmma_rs_issue(                                                                                                 \
-      (void *)&(acc).reg.v[0][0], KBD__MMA_RS_NPT((acc).reg), KBD_ROWS(acc) / 64,                                      \
-      (int)(KBD_COLS(acc) / 2 * sizeof((acc).reg.v[0][0])), KBD_MMA_KIND_F16,                                          \
-      kbd_umma_instr_desc(ta, ta, KBD_MMA_F32, 64, KBD_COLS(acc), KBD_SMEM_K_MAJOR, KBD_STILE_MAJOR(b), 0u),           \
-      (void *)&(a).v[0][0], KBD__MMA_RS_NPT(a) / 2, KBD_COLS(a) / 16, KBD_STILE_SHAPE(b),                              \
-      kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate),                                                                 \
-      (ta) == KBD_MMA_BF16 ? kbd_hw_wgmma_rs_bf16 : kbd_hw_wgmma_rs_f16, KBD_SITE)
+  {                                                                                                                    \
+    enum { kbd__rta = ta, kbd__rbm = KBD_STILE_MAJOR(b), kbd__rn = KBD_COLS(acc) };                                    \
+    kbd__wgmma_rs_issue((void *)&(acc).reg.v[0][0], KBD__MMA_RS_NPT((acc).reg), KBD_ROWS(acc) / 64,                    \
+                        (int)(KBD_COLS(acc) / 2 * sizeof((acc).reg.v[0][0])), KBD_MMA_KIND_F16,                        \
+                        kbd_umma_instr_desc(ta, ta, KBD_MMA_F32, 64, kbd__rn, KBD_SMEM_K_MAJOR, kbd__rbm, 0u),         \
+                        (void *)&(a).v[0][0], KBD__MMA_RS_NPT(a) / 2, KBD_COLS(a) / 16, KBD_STILE_SHAPE(b),            \
+                        kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate),                                               \
+                        kbd_hw_wgmma_rs_fn(kbd__rta, kbd__rbm, kbd__rn), KBD_SITE);                                    \
+  }
 #else
 /* sm_100a: the static assertion above has stopped the build; nvcc's host pass (no kernel code) parses this. */
 #define kbd__mma_rs_(acc, a, b, accumulate, ta) ((void)(acc), (void)(a), (void)(b), (void)(accumulate), (void)(ta))

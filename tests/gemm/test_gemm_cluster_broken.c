@@ -21,7 +21,8 @@
 
 #include "machine_test.h"
 
-/* the example's kernels with the release broken (the kernel text itself is unchanged; `cl` is its gemm_cluster) */
+/* the example's kernels with the release broken (the kernel text itself is unchanged; `cl` is its gemm_cluster in the
+ * sm_90a kernel text and points to it in the sm_100a MMA warp, gemm_variant.h) */
 static int broken_column_only; /* 0: local, 1: column only */
 #include <kbd/mma.h>
 #undef kbd_mma_release_mc
@@ -38,7 +39,7 @@ static int broken_column_only; /* 0: local, 1: column only */
   do {                                                                                                                 \
     (void)(mask);                                                                                                      \
     if (broken_column_only)                                                                                            \
-      kbd__mma_commit_mc_(acc, bar, cl.col);                                                                           \
+      kbd__mma_commit_mc_(acc, bar, cl->col);                                                                          \
     else                                                                                                               \
       kbd_mma_commit(acc, bar);                                                                                        \
   } while (0)

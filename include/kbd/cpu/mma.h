@@ -745,28 +745,10 @@ static inline void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint6
   kbd_cpu_wgmma_issue(d, ld, kind, idesc, adesc, NULL, 0, bdesc, accumulate, KBD_SITE_ARGS);
 }
 
-/* The family entry points kbd_mma calls on sm_90a (ptx/mma.h: each holds only its family's asm, which keeps
- * cicc's time per call site down). The machine decodes the family from idesc like any wgmma. */
-static inline void kbd_hw_wgmma_bf16(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
-                                     int accumulate, KBD_SITE_PARAMS) {
-  kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
-}
-static inline void kbd_hw_wgmma_f16(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
-                                    int accumulate, KBD_SITE_PARAMS) {
-  kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
-}
-static inline void kbd_hw_wgmma_tf32(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
-                                     int accumulate, KBD_SITE_PARAMS) {
-  kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
-}
-static inline void kbd_hw_wgmma_fp8(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
-                                    int accumulate, KBD_SITE_PARAMS) {
-  kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
-}
-static inline void kbd_hw_wgmma_i8(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
-                                   int accumulate, KBD_SITE_PARAMS) {
-  kbd_hw_wgmma(d, ld, kind, idesc, adesc, bdesc, accumulate, KBD_SITE_ARGS);
-}
+/* The wgmma function kbd_mma calls on sm_90a for operand types ta, tb, smem majors am, bm and N n (ptx/mma.h: one
+ * per type family, variant and N, which keeps cicc's and ptxas's time per call site down). The machine decodes all of
+ * it from kind and idesc like any wgmma: kbd_hw_wgmma for every choice. */
+#define kbd_hw_wgmma_fn(ta, tb, am, bm, n) ((void)(ta), (void)(tb), (void)(am), (void)(bm), (void)(n), kbd_hw_wgmma)
 
 /* wgmma.commit_group: the warp's uncommitted wgmmas become one group (possibly empty). */
 static inline void kbd_hw_wgmma_commit(KBD_SITE_PARAMS) {

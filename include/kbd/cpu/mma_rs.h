@@ -33,6 +33,11 @@ static inline void kbd_hw_wgmma_rs_f16(void *d, int ld, int kind, uint32_t idesc
   kbd_cpu_wgmma_issue(d, ld, kind, idesc, 0, a, lda, bdesc, accumulate, KBD_SITE_ARGS);
 }
 
+/* The wgmma function kbd_mma_rs calls for A type ta, B's smem major bm and N n (ptx/mma_rs.h: one per type, major
+ * and N, which keeps cicc's and ptxas's time per call site down); the machine decodes them from idesc. */
+#define kbd_hw_wgmma_rs_fn(ta, bm, n)                                                                                  \
+  ((void)(bm), (void)(n), (int)(ta) == KBD_MMA_BF16 ? kbd_hw_wgmma_rs_bf16 : kbd_hw_wgmma_rs_f16)
+
 /* The register tile a (n 32-bit registers per lane at (uint32_t *)a + l * lda, the warp's lanes) is about to
  * be A of new wgmmas: none of its bytes may differ from what a still pending wgmma of this warp read there.
  * The GPU twin packs and pins the registers before wgmma.fence. */

@@ -10,8 +10,10 @@
  * the type family and N (one asm statement each: its operand list fixes the register count), and inside that
  * statement the negate / transpose / type-pair variants are PTX instructions under predicates on a selector
  * register. At a kbd call site kind and idesc are constants: the C switches fold while inlining and ptxas
- * folds the predicates, leaving one HGMMA (tests/ptx/mma.check proves both on PTX and SASS). The operand
- * lists (up to 128 accumulator registers in one statement) come from the generated ptx/mma_regs.h.
+ * folds the predicates, leaving one HGMMA (tests/ptx/mma.check proves both on PTX and SASS). kbd_mma itself
+ * calls the function kbd_hw_wgmma_fn names from the call site's constants instead: one unguarded statement of
+ * the family, variant and N (cicc and ptxas then see one wgmma per K-step). The operand lists (up to 128
+ * accumulator registers in one statement) come from the generated ptx/mma_regs.h.
  *
  * Targets: wgmma only exists on sm_90a and tcgen05 only on sm_100a (ptxas rejects each on the other). A
  * device pass for another target compiles these twins, but a call that survives into its code makes ptxas
@@ -142,6 +144,17 @@ KBD_DEV void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
                : KBD__PTX_OPS_##R(c, dv)                                                                               \
                : "l"(adesc), "l"(bdesc), "r"(scd), "r"(sel)                                                            \
                : "memory")
+/* The same statement with exactly one variant, unguarded (no selector): what a kbd_mma call site issues, since its
+ * variant is a constant there (kbd_hw_wgmma_fn). ptxas's time grows with every wgmma in the text, folded or not:
+ * the GEMM kernel with five 16-variant call sites took three times longer in ptxas (docs/design/mma.md). */
+#define KBD__WG_FIXED(v, pre, a, b, imm, R)                                                                            \
+  pre "." a "." b " " KBD__PTX_LIST_##R ", " KBD__PTX_ARG_##R##_0 ", " KBD__PTX_ARG_##R##_1 ", p" imm ";\n\t"
+#define KBD__WGMMA_ASM1(R, c, dv, VARIANT, pre)                                                                        \
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, " KBD__PTX_ARG_##R##_2                                            \
+               ", 0;\n\t" VARIANT(KBD__WG_FIXED, pre, R) "}"                                                           \
+               : KBD__PTX_OPS_##R(c, dv)                                                                               \
+               : "l"(adesc), "l"(bdesc), "r"(scd)                                                                      \
+               : "memory")
 /* Variant lists X(sel, prefix, A type, B type, immediates, R) (ptx-reference §4.1). sel bits: 0 negate A,
  * 1 negate B (imm-scale -1); 16-bit types: 2 A MN-major, 3 B MN-major (imm-trans 1); fp8 and integers:
  * 2 A is the second type (e5m2 / u8), 3 B is. */
@@ -192,6 +205,29 @@ KBD_DEV void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
   X(4, pre, "u8", "s8", "", R)                                                                                         \
   X(8, pre, "s8", "u8", "", R)                                                                                         \
   X(12, pre, "u8", "u8", "", R)
+/* single variants (KBD__WGMMA_ASM1), named by sel: 0, 4, 8, 12 - the transposes (16-bit) or the type pair (8-bit) */
+#define KBD__WGV1_16(X, pre, R, T, s) X(s, pre, T, T, ", 1, 1, " KBD__WGV1_TRANS_##s, R)
+#define KBD__WGV1_TRANS_0 "0, 0"
+#define KBD__WGV1_TRANS_4 "1, 0"
+#define KBD__WGV1_TRANS_8 "0, 1"
+#define KBD__WGV1_TRANS_12 "1, 1"
+#define KBD__WGV1_bf16_0(X, pre, R) KBD__WGV1_16(X, pre, R, "bf16", 0)
+#define KBD__WGV1_bf16_4(X, pre, R) KBD__WGV1_16(X, pre, R, "bf16", 4)
+#define KBD__WGV1_bf16_8(X, pre, R) KBD__WGV1_16(X, pre, R, "bf16", 8)
+#define KBD__WGV1_bf16_12(X, pre, R) KBD__WGV1_16(X, pre, R, "bf16", 12)
+#define KBD__WGV1_f16_0(X, pre, R) KBD__WGV1_16(X, pre, R, "f16", 0)
+#define KBD__WGV1_f16_4(X, pre, R) KBD__WGV1_16(X, pre, R, "f16", 4)
+#define KBD__WGV1_f16_8(X, pre, R) KBD__WGV1_16(X, pre, R, "f16", 8)
+#define KBD__WGV1_f16_12(X, pre, R) KBD__WGV1_16(X, pre, R, "f16", 12)
+#define KBD__WGV1_tf32_0(X, pre, R) X(0, pre, "tf32", "tf32", ", 1, 1", R)
+#define KBD__WGV1_fp8_0(X, pre, R) X(0, pre, "e4m3", "e4m3", ", 1, 1", R)
+#define KBD__WGV1_fp8_4(X, pre, R) X(4, pre, "e5m2", "e4m3", ", 1, 1", R)
+#define KBD__WGV1_fp8_8(X, pre, R) X(8, pre, "e4m3", "e5m2", ", 1, 1", R)
+#define KBD__WGV1_fp8_12(X, pre, R) X(12, pre, "e5m2", "e5m2", ", 1, 1", R)
+#define KBD__WGV1_i8_0(X, pre, R) X(0, pre, "s8", "s8", "", R)
+#define KBD__WGV1_i8_4(X, pre, R) X(4, pre, "u8", "s8", "", R)
+#define KBD__WGV1_i8_8(X, pre, R) X(8, pre, "s8", "u8", "", R)
+#define KBD__WGV1_i8_12(X, pre, R) X(12, pre, "u8", "u8", "", R)
 /* clang-format on */
 
 /* One case of the switch over N for a family: the instruction prefix up to the input types. */
@@ -207,6 +243,14 @@ KBD_DEV void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
 #define KBD__WGN_S32(N, RF, RH, V, k)                                                                                  \
   case N:                                                                                                              \
     KBD__WGMMA_ASM(RF, "+r", du, V, KBD__WG_PRE(N, k, "s32"));                                                         \
+    break;
+#define KBD__WGN1_F32(N, RF, RH, V, k)                                                                                 \
+  case N:                                                                                                              \
+    KBD__WGMMA_ASM1(RF, "+f", df, V, KBD__WG_PRE(N, k, "f32"));                                                        \
+    break;
+#define KBD__WGN1_S32(N, RF, RH, V, k)                                                                                 \
+  case N:                                                                                                              \
+    KBD__WGMMA_ASM1(RF, "+r", du, V, KBD__WG_PRE(N, k, "s32"));                                                        \
     break;
 #define KBD__WG_SWITCH(NS, CASE, V, k)                                                                                 \
   switch (n) {                                                                                                         \
@@ -281,66 +325,66 @@ KBD_DEV void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint64_t ad
 #endif
 }
 
-/* The same instruction for one family with an f32 D, each holding only its own switch over N: kbd_mma picks
- * the family from the tile types at the call site, so each inlined K-step carries one family's 32 asm
- * statements instead of all seven families' (cicc time on sm_90a: about half per call site). */
-KBD_DEV void kbd_hw_wgmma_bf16(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
-                               int accumulate, KBD_SITE_PARAMS) {
-  KBD_SITE_UNUSED;
-  (void)ld;
+/* kbd_mma's wgmma (f32 or s32 D): one function per type family, variant (sel: the transposes or the 8-bit type pair;
+ * kbd_mma never negates) and N, each one unguarded asm statement. kbd_hw_wgmma_fn picks it from the tile types,
+ * majors and N at the call site in a constant expression, so cicc inlines exactly one asm statement at each K-step.
+ * A C switch over N or over the variant inside an inlined function does not fold before cicc copies the whole
+ * switch into every K-step (20-30 ms of cicc per K-step and switch on the GEMM example), and a guarded 16-variant
+ * statement makes ptxas parse 16 wgmma per K-step (docs/design/mma.md). The arguments are kbd_hw_wgmma's; the
+ * function trusts that kind / idesc name its family, variant and N. Only the sm_90a device pass defines them. */
 #if KBD_SM90A
-  KBD__WG_BODY(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_BF16, "k16")
+/* X(N, RF, RH, fam, s, k, D, c, dv) of a family's N list: the function for one N */
+#define KBD__WG_FN1(N, RF, RH, fam, s, k, D, c, dv)                                                                    \
+  KBD_DEV void kbd__ptx_wgmma_##fam##_##s##_##N(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc,             \
+                                                uint64_t bdesc, int accumulate, KBD_SITE_PARAMS) {                     \
+    KBD_SITE_UNUSED;                                                                                                   \
+    (void)ld, (void)kind, (void)idesc;                                                                                 \
+    float *const df = (float *)d;                                                                                      \
+    uint32_t *const du = (uint32_t *)d;                                                                                \
+    const uint32_t scd = (uint32_t)accumulate; /* the asm tests it against 0 */                                        \
+    (void)df, (void)du;                                                                                                \
+    KBD__WGMMA_ASM1(RF, c, dv, KBD__WGV1_##fam##_##s, KBD__WG_PRE(N, k, D));                                           \
+  }
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, bf16, 0, "k16", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, bf16, 4, "k16", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, bf16, 8, "k16", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, bf16, 12, "k16", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, f16, 0, "k16", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, f16, 4, "k16", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, f16, 8, "k16", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, f16, 12, "k16", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, tf32, 0, "k8", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, fp8, 0, "k32", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, fp8, 4, "k32", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, fp8, 8, "k32", "f32", "+f", df)
+KBD__PTX_WGMMA_NS(KBD__WG_FN1, fp8, 12, "k32", "f32", "+f", df)
+/* s8/u8 in any mix with an s32 D: the integer N list (no n40, n56, ...) and no negate immediates */
+KBD__PTX_WGMMA_NS_I8(KBD__WG_FN1, i8, 0, "k32", "s32", "+r", du)
+KBD__PTX_WGMMA_NS_I8(KBD__WG_FN1, i8, 4, "k32", "s32", "+r", du)
+KBD__PTX_WGMMA_NS_I8(KBD__WG_FN1, i8, 8, "k32", "s32", "+r", du)
+KBD__PTX_WGMMA_NS_I8(KBD__WG_FN1, i8, 12, "k32", "s32", "+r", du)
+/* the function of N n (a constant; an N outside the list takes the list's first, which kbd_mma's checks exclude) */
+#define KBD__WG_NP1(N, RF, RH, f, n) (n) == N ? f##_##N:
+#define KBD__WG_NPICK(NS, f, n) (NS(KBD__WG_NP1, f, n) f##_8)
+/* sel bit 2 (x): A MN-major / e5m2 / u8; bit 3 (y): the same for B */
+#define KBD__WG_PICK4(NS, f, x, y, n)                                                                                  \
+  ((y) ? ((x) ? KBD__WG_NPICK(NS, f##_12, n) : KBD__WG_NPICK(NS, f##_8, n))                                            \
+       : ((x) ? KBD__WG_NPICK(NS, f##_4, n) : KBD__WG_NPICK(NS, f##_0, n)))
+/* The function for A and B of kbd_mma types ta, tb (KBD_MMA_*), smem majors am, bm (KBD_SMEM_*) and N n, all
+ * constants (short names: each appears in every leaf). */
+#define kbd_hw_wgmma_fn(ta, tb, am, bm, n)                                                                             \
+  ((int)(ta) == KBD_MMA_BF16   ? KBD__WG_PICK4(KBD__PTX_WGMMA_NS, kbd__ptx_wgmma_bf16, (int)(am) == KBD_SMEM_MN_MAJOR, \
+                                               (int)(bm) == KBD_SMEM_MN_MAJOR, n)                                      \
+   : (int)(ta) == KBD_MMA_F16  ? KBD__WG_PICK4(KBD__PTX_WGMMA_NS, kbd__ptx_wgmma_f16, (int)(am) == KBD_SMEM_MN_MAJOR,  \
+                                               (int)(bm) == KBD_SMEM_MN_MAJOR, n)                                      \
+   : (int)(ta) == KBD_MMA_TF32 ? KBD__WG_NPICK(KBD__PTX_WGMMA_NS, kbd__ptx_wgmma_tf32_0, n)                            \
+   : (int)(ta) == KBD_MMA_S8 || (int)(ta) == KBD_MMA_U8                                                                \
+       ? KBD__WG_PICK4(KBD__PTX_WGMMA_NS_I8, kbd__ptx_wgmma_i8, (int)(ta) == KBD_MMA_U8, (int)(tb) == KBD_MMA_U8, n)   \
+       : KBD__WG_PICK4(KBD__PTX_WGMMA_NS, kbd__ptx_wgmma_fp8, (int)(ta) == KBD_MMA_E5M2, (int)(tb) == KBD_MMA_E5M2,    \
+                       n))
 #else
-  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
-  KBD__PTX_NO_WGMMA();
+#define kbd_hw_wgmma_fn(ta, tb, am, bm, n) ((void)(ta), (void)(tb), (void)(am), (void)(bm), (void)(n), kbd_hw_wgmma)
 #endif
-}
-KBD_DEV void kbd_hw_wgmma_f16(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
-                              KBD_SITE_PARAMS) {
-  KBD_SITE_UNUSED;
-  (void)ld;
-#if KBD_SM90A
-  KBD__WG_BODY(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_F16, "k16")
-#else
-  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
-  KBD__PTX_NO_WGMMA();
-#endif
-}
-KBD_DEV void kbd_hw_wgmma_tf32(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
-                               int accumulate, KBD_SITE_PARAMS) {
-  KBD_SITE_UNUSED;
-  (void)ld;
-#if KBD_SM90A
-  KBD__WG_BODY(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_TF32, "k8")
-#else
-  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
-  KBD__PTX_NO_WGMMA();
-#endif
-}
-KBD_DEV void kbd_hw_wgmma_fp8(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
-                              KBD_SITE_PARAMS) {
-  KBD_SITE_UNUSED;
-  (void)ld;
-#if KBD_SM90A
-  KBD__WG_BODY(KBD__PTX_WGMMA_NS, KBD__WGN_F32, KBD__WGV_FP8, "k32")
-#else
-  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
-  KBD__PTX_NO_WGMMA();
-#endif
-}
-
-/* s8/u8 in any mix with an s32 D: the integer N list (no n40, n56, ...) and no negate immediates. */
-KBD_DEV void kbd_hw_wgmma_i8(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
-                             KBD_SITE_PARAMS) {
-  KBD_SITE_UNUSED;
-  (void)ld;
-#if KBD_SM90A
-  KBD__WG_BODY(KBD__PTX_WGMMA_NS_I8, KBD__WGN_S32, KBD__WGV_I8, "k32")
-#else
-  (void)d, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
-  KBD__PTX_NO_WGMMA();
-#endif
-}
 
 /* ==== sm_100a: tcgen05 and Tensor Memory (ptx-reference §5) ================================================= */
 

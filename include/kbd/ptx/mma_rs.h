@@ -119,5 +119,46 @@ KBD_DEV void kbd_hw_wgmma_rs_f16(void *d, int ld, int kind, uint32_t idesc, cons
 #endif
 }
 
+/* kbd_mma_rs's wgmma: one function per A type, B major and N, each one unguarded asm statement (kbd_mma_rs never
+ * negates). kbd_hw_wgmma_rs_fn picks it from the constants at the call site, so cicc inlines one asm statement at
+ * each K-step instead of copying the switch over N into it, and ptxas sees one wgmma, not 8 guarded ones (the same
+ * reasons as kbd_hw_wgmma_fn, ptx/mma.h). The arguments are kbd_hw_wgmma_rs_bf16's. */
+#if KBD_SM90A
+/* X(N, RF, RH, t, tb): the function of A type t (bf16, f16) with B K-major (tb 0) or MN-major (tb 1) */
+#define KBD__WGRS_FN1(N, RF, RH, t, tb)                                                                                \
+  KBD_DEV void kbd__ptx_wgmma_rs_##t##_##tb##_##N(void *d, int ld, int kind, uint32_t idesc, const void *a, int lda,   \
+                                                  uint64_t bdesc, int accumulate, KBD_SITE_PARAMS) {                   \
+    KBD_SITE_UNUSED;                                                                                                   \
+    (void)ld, (void)lda, (void)kind, (void)idesc;                                                                      \
+    float *const df = (float *)d;                                                                                      \
+    const uint16_t *const h = (const uint16_t *)a;                                                                     \
+    const uint32_t a0 = (uint32_t)h[0] | (uint32_t)h[1] << 16, a1 = (uint32_t)h[2] | (uint32_t)h[3] << 16;             \
+    const uint32_t a2 = (uint32_t)h[4] | (uint32_t)h[5] << 16, a3 = (uint32_t)h[6] | (uint32_t)h[7] << 16;             \
+    const uint32_t scd = (uint32_t)accumulate; /* the asm tests it against 0 */                                        \
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, " KBD__PTX_ARG_##RF##_5                                         \
+                 ", 0;\n\twgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #t "." #t " " KBD__PTX_LIST_##RF            \
+                 ", {" KBD__PTX_ARG_##RF##_0 ", " KBD__PTX_ARG_##RF##_1 ", " KBD__PTX_ARG_##RF##_2                     \
+                 ", " KBD__PTX_ARG_##RF##_3 "}, " KBD__PTX_ARG_##RF##_4 ", p, 1, 1, " #tb ";\n\t}"                     \
+                 : KBD__PTX_OPS_##RF("+f", df)                                                                         \
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(bdesc), "r"(scd)                                            \
+                 : "memory");                                                                                          \
+  }
+KBD__PTX_WGMMA_NS(KBD__WGRS_FN1, bf16, 0)
+KBD__PTX_WGMMA_NS(KBD__WGRS_FN1, bf16, 1)
+KBD__PTX_WGMMA_NS(KBD__WGRS_FN1, f16, 0)
+KBD__PTX_WGMMA_NS(KBD__WGRS_FN1, f16, 1)
+/* The function for A type ta (KBD_MMA_BF16 / F16), B's smem major bm and N n, all constants (an N outside the list
+ * takes n8, which kbd_mma_rs's checks exclude). */
+#define KBD__WGRS_NPICK(f, n) (KBD__PTX_WGMMA_NS(KBD__WG_NP1, f, n) f##_8)
+#define kbd_hw_wgmma_rs_fn(ta, bm, n)                                                                                  \
+  ((int)(ta) == KBD_MMA_BF16 ? ((int)(bm) == KBD_SMEM_MN_MAJOR ? KBD__WGRS_NPICK(kbd__ptx_wgmma_rs_bf16_1, n)          \
+                                                               : KBD__WGRS_NPICK(kbd__ptx_wgmma_rs_bf16_0, n))         \
+                             : ((int)(bm) == KBD_SMEM_MN_MAJOR ? KBD__WGRS_NPICK(kbd__ptx_wgmma_rs_f16_1, n)           \
+                                                               : KBD__WGRS_NPICK(kbd__ptx_wgmma_rs_f16_0, n)))
+#else
+#define kbd_hw_wgmma_rs_fn(ta, bm, n)                                                                                  \
+  ((void)(bm), (void)(n), (int)(ta) == KBD_MMA_BF16 ? kbd_hw_wgmma_rs_bf16 : kbd_hw_wgmma_rs_f16)
+#endif
+
 #endif /* KBD_MODE_CUDA */
 #endif /* KBD_PTX_MMA_RS_H */

@@ -1,0 +1,102 @@
+/* gemm_variant.h - the parts of the GEMM kernel that depend on the operand variant (gemm.h, gemm_variant): the
+ * TMA loads of one stage and its MMAs (the MMA warp's loop on sm_100a). gemm.cu includes it once per variant,
+ * after defining
+ *   GEMM_VARIANT  the name prefix of the variant's functions (gemm_bf16_rr, ...; GEMM_VARIANTS in gemm.h)
+ *   GEMM_A_TILE   the shared tile type of one consumer's A slice (128 x BK; K-major or MN-major)
+ *   GEMM_B_TILE   the shared tile type of B (128 x BK, "N x K"; K-major or MN-major)
+ *   GEMM_BH_TILE  one 64-row half of it (the TMA box of B; in a cluster column each CTA loads one half, multicast)
+ * The producer (gemm_producer.h) and the arch's kernel text (gemm_kernel.h, gemm_kernel_sm100.h), included once
+ * after all variants, call them from a switch on p.variant. The tile types are compile-time facts of kbd's tiles
+ * (the wgmma transposes are immediates on sm_90a), so each variant has its own loads and MMAs; the rest is shared.
+ *
+ * The stage's loads (kt: its k-tile): the elected producer thread announces the stage's bytes on this CTA's `full`
+ * barrier (every byte lands here, whoever issues the load) and loads its share: alone, the two A tiles and both B
+ * halves; in a cluster (gemm.h, gemm_cluster) the CTAs of a cluster row split the A tiles and multicast them along the
+ * row, and the CTAs of a cluster column split the B halves and multicast them along the column. A multicast load
+ * completes bytes on the barrier at the same offset in every destination CTA, so each peer's `full` barrier counts this
+ * CTA's share too.
+ */
+#define GEMM_LOAD_STAGE KBD_CAT(GEMM_VARIANT, _load_stage)
+KBD_DEV void GEMM_LOAD_STAGE(unsigned char *smem, const gemm_smem *l, int s, const gemm_params *p,
+                             const gemm_cluster *cl, int m0, int n0, int kt, kbd_mbarrier *full) {
+  const int k0 = kt * KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
+  /* coordinates: innermost (contiguous) dimension first */
+  const int a_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_A_TILE)) == KBD_SMEM_MN_MAJOR;
+  const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
+  GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, GEMM_CONSUMERS * s);
+  GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
+  kbd_mbarrier_arrive_expect_tx(full, GEMM_CONSUMERS * KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b));
+  /* A: tile g holds rows m0 + g * GEMM_WM (consumer / accumulator g) */
+  for (int g = cl->rn; g < GEMM_CONSUMERS; g += cl->cn) {
+    GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, GEMM_CONSUMERS * s + g);
+    const int mg = m0 + g * GEMM_WM;
+    if (cl->cn > 1)
+      kbd_tma_load_multicast(a, &p->a, full, cl->row, a_mn ? mg : k0, a_mn ? k0 : mg);
+    else
+      kbd_tma_load(a, &p->a, full, a_mn ? mg : k0, a_mn ? k0 : mg);
+  }
+  /* B: half h holds columns n0 + h * GEMM_BH, the first or second half of the B tile's bytes */
+  for (int h = cl->rm; h < 2; h += cl->cm) {
+    GEMM_BH_TILE bh = KBD_STILE_AT(GEMM_BH_TILE, (unsigned char *)b.p + h * KBD_STILE_BYTES(b) / 2);
+    const int nh = n0 + h * GEMM_BH;
+    if (cl->cm > 1)
+      kbd_tma_load_multicast(bh, &p->b, full, cl->col, b_mn ? nh : k0, b_mn ? k0 : nh);
+    else
+      kbd_tma_load(bh, &p->b, full, b_mn ? nh : k0, b_mn ? k0 : nh);
+  }
+}
+
+/* K-tiles of the product: BK is 64 bf16 or 128 e4m3 values (one 128-byte swizzle row either way). */
+#define GEMM_KTILES KBD_CAT(GEMM_VARIANT, _ktiles)
+KBD_DEV int GEMM_KTILES(long long k) {
+  const int bk = KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
+  return (int)((k + bk - 1) / bk);
+}
+
+#if GEMM__TEXT_ARCH == 90
+/* sm_90a, one consumer warpgroup g: the MMAs of stage s (kbd_mma: wgmma.fence, the K-steps, commit_group). The K
+ * loop around it, the barrier waits and the releases are the kernel's, compiled once. */
+#define GEMM_MMA_STAGE KBD_CAT(GEMM_VARIANT, _mma_stage)
+KBD_DEV void GEMM_MMA_STAGE(gemm_acc *acc, unsigned char *smem, const gemm_smem *l, int s, int g, int accumulate) {
+  GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + g);
+  GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
+  kbd_mma(*acc, a, b, accumulate);
+}
+#else
+/* sm_100a, the MMA warp: tile j accumulates into buffer j % 2 once the epilogue has released what tile j - 2 left
+ * there; each stage is freed by a commit as soon as its MMAs have read it. */
+#define GEMM_MMA_WARP KBD_CAT(GEMM_VARIANT, _mma_warp)
+KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tmem, kbd_mbarrier *full,
+                           kbd_mbarrier *empty, kbd_mbarrier *accfull, kbd_mbarrier *accempty, const gemm_cluster *cl,
+                           int csize, long long first, long long step, long long ctiles, long long k) {
+  const int ktiles = GEMM_KTILES(k);
+  gemm_acc acc0, acc1;
+  int it = 0, j = 0;
+  for (long long t = first; t < ctiles; t += step, ++j) {
+    const int buf = j % GEMM_ACC_BUFS;
+    kbd_acc_bind(acc0, tmem, buf * GEMM_CONSUMERS * GEMM_BN, &accfull[buf]);
+    kbd_acc_bind(acc1, tmem, buf * GEMM_CONSUMERS * GEMM_BN + GEMM_BN, &accfull[buf]);
+    kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GEMM_ACC_BUFS) & 1u) ^ 1u); /* fresh: parity 1 passes */
+    for (int kt = 0; kt < ktiles; ++kt, ++it) {
+      const int s = it % GEMM_STAGES;
+      GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s);
+      GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + 1);
+      GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
+      kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
+      kbd_mma_issue(acc0, a0, b, kt > 0);
+      kbd_mma_issue(acc1, a1, b, kt > 0);
+      /* both MMAs (a commit tracks every MMA this thread issued); in a cluster the stage is freed in this CTA and
+       * its peers */
+      if (csize > 1)
+        kbd_mma_commit_mc(acc0, &empty[s], cl->peers);
+      else
+        kbd_mma_commit(acc0, &empty[s]);
+    }
+    kbd_mma_commit(acc0, &accfull[buf]); /* the tile's accumulators are complete */
+  }
+}
+#endif
+#undef GEMM_LOAD_STAGE
+#undef GEMM_KTILES
+#undef GEMM_MMA_STAGE
+#undef GEMM_MMA_WARP
