@@ -932,6 +932,21 @@ static inline int kbd_cpu_tmem_describe(const kbd_cpu_warp *w, char *buf, size_t
   return snprintf(buf, cap, "%u free Tensor Memory columns (tcgen05.alloc; none were freed)", (unsigned)w->wait_arg);
 }
 
+/* The allocation of columns [c, c + ncols) by warp w, and the write of its address to the shared slot (at `off`):
+ * the single-CTA alloc's, and each CTA's half of a pair's (cpu/mma_pair.h). */
+static inline void kbd_cpu_tmem_take(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t *slot, size_t off, uint32_t c,
+                                     uint32_t ncols, const char *what, KBD_SITE_PARAMS) {
+  kbd_cpu_tmem_alloc *a = &S->alloc[S->nalloc++];
+  a->col = (int)c;
+  a->ncols = (int)ncols;
+  a->warp = w->id;
+  a->file = kbd_file_;
+  a->line = kbd_line_;
+  const kbd_cpu_elem el = {-1, -1, 4};
+  kbd_cpu_shadow_write(w, off, 4, 0, what, el, KBD_SITE_ARGS);
+  *slot = KBD_TMEM_ADDR(0, c);
+}
+
 /* tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], ncols (one warp). First fit at a multiple of
  * ncols; waits while no such range is free (as the hardware does). */
 static inline void kbd_hw_tmem_alloc(uint32_t *slot, uint32_t ncols, KBD_SITE_PARAMS) {
@@ -956,15 +971,7 @@ static inline void kbd_hw_tmem_alloc(uint32_t *slot, uint32_t ncols, KBD_SITE_PA
       for (int i = 0; i < S->nalloc; ++i)
         busy |= c < (uint32_t)(S->alloc[i].col + S->alloc[i].ncols) && (uint32_t)S->alloc[i].col < c + ncols;
       if (busy) continue;
-      kbd_cpu_tmem_alloc *a = &S->alloc[S->nalloc++];
-      a->col = (int)c;
-      a->ncols = (int)ncols;
-      a->warp = w->id;
-      a->file = kbd_file_;
-      a->line = kbd_line_;
-      const kbd_cpu_elem el = {-1, -1, 4};
-      kbd_cpu_shadow_write(w, off, 4, 0, "tcgen05.alloc", el, KBD_SITE_ARGS);
-      *slot = KBD_TMEM_ADDR(0, c);
+      kbd_cpu_tmem_take(w, S, slot, off, c, ncols, "tcgen05.alloc", KBD_SITE_ARGS);
       return;
     }
     kbd_cpu_block(S->alloc, ncols, kbd_cpu_tmem_describe, KBD_SITE_ARGS);

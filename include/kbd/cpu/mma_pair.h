@@ -62,20 +62,6 @@ static inline int kbd_cpu_pair_free_col(const kbd_cpu_mma_state *A, const kbd_cp
   return -1;
 }
 
-/* This CTA's half of a collective allocation at column c: the record and the slot write. */
-static inline void kbd_cpu_pair_take(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t *slot, size_t off, uint32_t c,
-                                     uint32_t ncols, KBD_SITE_PARAMS) {
-  kbd_cpu_tmem_alloc *a = &S->alloc[S->nalloc++];
-  a->col = (int)c;
-  a->ncols = (int)ncols;
-  a->warp = w->id;
-  a->file = kbd_file_;
-  a->line = kbd_line_;
-  const kbd_cpu_elem el = {-1, -1, 4};
-  kbd_cpu_shadow_write(w, off, 4, 0, "tcgen05.alloc.cta_group::2", el, KBD_SITE_ARGS);
-  *slot = KBD_TMEM_ADDR(0, c);
-}
-
 /* tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [slot], ncols (one warp in each CTA of the pair). The
  * rendezvous lives in the even CTA's state: the first warp registers and blocks, the second picks the columns
  * (free in both CTAs), takes its half and wakes the first, which takes the same columns. */
@@ -117,7 +103,7 @@ static inline void kbd_hw_tmem_alloc_pair(uint32_t *slot, uint32_t ncols, KBD_SI
     const uint32_t c = L->pa_col;
     L->pa_rank = 0;
     L->pa_col = UINT32_MAX;
-    kbd_cpu_pair_take(w, S, slot, off, c, ncols, KBD_SITE_ARGS);
+    kbd_cpu_tmem_take(w, S, slot, off, c, ncols, what, KBD_SITE_ARGS);
     kbd_cpu_wake_waiters(peer, &L->pa_rank);
     kbd_cpu_wake_waiters(w->cta, &L->pa_rank);
     return;
@@ -130,7 +116,7 @@ static inline void kbd_hw_tmem_alloc_pair(uint32_t *slot, uint32_t ncols, KBD_SI
   int c;
   while ((c = kbd_cpu_pair_free_col(S, P, ncols)) < 0)
     kbd_cpu_block(S->alloc, ncols, kbd_cpu_tmem_describe, KBD_SITE_ARGS);
-  kbd_cpu_pair_take(w, S, slot, off, (uint32_t)c, ncols, KBD_SITE_ARGS);
+  kbd_cpu_tmem_take(w, S, slot, off, (uint32_t)c, ncols, what, KBD_SITE_ARGS);
   L->pa_col = (uint32_t)c;
   kbd_cpu_wake_waiters(peer, &L->pa_rank);
 }

@@ -26,9 +26,7 @@
 KBD_DEV void kbd_hw_tmem_alloc_pair(uint32_t *slot, uint32_t ncols, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
 #if KBD_SM100A
-  asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(kbd_ptx_smem_u32(slot)),
-               "r"(ncols)
-               : "memory");
+  KBD__TMEM_ALLOC_ASM("2");
 #else
   (void)slot, (void)ncols;
   KBD__PTX_NO_TCGEN05();
@@ -40,7 +38,7 @@ KBD_DEV void kbd_hw_tmem_alloc_pair(uint32_t *slot, uint32_t ncols, KBD_SITE_PAR
 KBD_DEV void kbd_hw_tmem_dealloc_pair(uint32_t taddr, uint32_t ncols, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
 #if KBD_SM100A
-  asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;" ::"r"(taddr), "r"(ncols) : "memory");
+  KBD__TMEM_DEALLOC_ASM("2");
 #else
   (void)taddr, (void)ncols;
   KBD__PTX_NO_TCGEN05();
@@ -51,19 +49,11 @@ KBD_DEV void kbd_hw_tmem_dealloc_pair(uint32_t taddr, uint32_t ncols, KBD_SITE_P
 KBD_DEV void kbd_hw_tmem_relinquish_pair(KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
 #if KBD_SM100A
-  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;" ::: "memory");
+  KBD__TMEM_RELINQUISH_ASM("2");
 #else
   KBD__PTX_NO_TCGEN05();
 #endif
 }
-
-#if KBD_SM100A
-#define KBD__UMMA_PAIR_ASM(k)                                                                                          \
-  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t"                                                       \
-               "tcgen05.mma.cta_group::2.kind::" k " [%0], %1, %2, %3, p;\n\t}" ::"r"(dtmem),                          \
-               "l"(adesc), "l"(bdesc), "r"(idesc), "r"(scd)                                                            \
-               : "memory")
-#endif
 
 /* tcgen05.mma.cta_group::2.kind::{f16,tf32,f8f6f4,i8} [dtmem], adesc, bdesc, idesc, enable-input-d;
  *     PTX ISA 8.6, sm_100a. One thread of the pair. The descriptors name shared offsets read in both CTAs
@@ -73,14 +63,7 @@ KBD_DEV void kbd_hw_umma_pair(uint32_t dtmem, int kind, uint32_t idesc, uint64_t
                               KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
 #if KBD_SM100A
-  const uint32_t scd = (uint32_t)accumulate;
-  switch (kind) {
-  case KBD_MMA_KIND_F16: KBD__UMMA_PAIR_ASM("f16"); break;
-  case KBD_MMA_KIND_TF32: KBD__UMMA_PAIR_ASM("tf32"); break;
-  case KBD_MMA_KIND_F8F6F4: KBD__UMMA_PAIR_ASM("f8f6f4"); break;
-  case KBD_MMA_KIND_I8: KBD__UMMA_PAIR_ASM("i8"); break;
-  default: __trap();
-  }
+  KBD__UMMA_KINDS("2")
 #else
   (void)dtmem, (void)kind, (void)idesc, (void)adesc, (void)bdesc, (void)accumulate;
   KBD__PTX_NO_TCGEN05();
@@ -93,11 +76,7 @@ KBD_DEV void kbd_hw_umma_pair(uint32_t dtmem, int kind, uint32_t idesc, uint64_t
 KBD_DEV void kbd_hw_umma_commit_pair(uint64_t *bar, uint16_t mask, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
 #if KBD_SM100A
-  asm volatile(
-      "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" ::"r"(
-          kbd_ptx_smem_u32(bar)),
-      "h"(mask)
-      : "memory");
+  KBD__UMMA_COMMIT_MC_ASM("2");
 #else
   (void)bar, (void)mask;
   KBD__PTX_NO_TCGEN05();
