@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # compile_examples.sh - how long does nvcc take to build the GEMM and attention examples? (docs/benchmarks.md)
 #
-#   bench/compile_examples.sh [--runs N] [--arch "90a 100a"] [--smoke] [--workdir DIR]
+#   bench/compile_examples.sh [--runs N] [--arch "90a 100a"] [--std c++14] [--smoke] [--workdir DIR]
 #
-# For each GPU arch, times `nvcc -O3 -std=c++17 -gencode arch=compute_<a>,code=sm_<a> -c` (the flags the CMake
-# build uses, less the warning flags) on:
+# For each GPU arch, times `nvcc -O3 -std=c++14 -gencode arch=compute_<a>,code=sm_<a> -c` (the flags the CMake
+# build uses, less the warning flags; --std picks another dialect, e.g. c++17, nvcc's default) on:
 #   gemm_all    examples/gemm/gemm.cu               the GEMM kernel with its five operand variants (4 bf16
 #                                                    layouts, e4m3)
 #   gemm_one    gemm.h + the kernel with one variant  GEMM_BF16_RC only (row-major A, column-major B)
@@ -27,15 +27,17 @@ KBD_INCLUDE_DIR="${KBD_INCLUDE_DIR:-$root/include}"
 NVCC="${NVCC:-$(command -v nvcc || true)}"
 runs=3
 archs="90a 100a"
+std=c++14
 smoke=0
 workdir=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --arch) archs="$2"; shift 2 ;;
+    --std) std="$2"; shift 2 ;;
     --smoke) smoke=1; shift ;;
     --workdir) workdir="$2"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "compile_examples.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -77,7 +79,7 @@ case_cmd() { # key = <case>_sm<arch>
     attn_*) src="$c.cu" inc="$attn" ;;
     *) echo "compile_examples.sh: unknown case $key" >&2; exit 2 ;;
   esac
-  CMD=("$NVCC" -O3 -DNDEBUG -std=c++17 -gencode "arch=compute_$a,code=sm_$a" -I"$KBD_INCLUDE_DIR" -I"$inc" -c "$src"
+  CMD=("$NVCC" -O3 -DNDEBUG -std="$std" -gencode "arch=compute_$a,code=sm_$a" -I"$KBD_INCLUDE_DIR" -I"$inc" -c "$src"
        -o "$key.o")
 }
 cases=(gemm_none gemm_one attn_none attn_one)
@@ -96,7 +98,7 @@ TIME_BIN=""
 declare -A WALL CPUT MED MIN MAX CPU
 
 echo "# compile_examples.sh: $(nproc) cores ($(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -1));" \
-  "loadavg $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?); runs=$runs, interleaved"
+  "loadavg $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?); runs=$runs, interleaved, -std=$std"
 echo "# nvcc: $("$NVCC" --version | tail -2 | head -1)"
 if [[ $smoke -eq 0 ]]; then
   for k in "${keys[@]}"; do case_cmd "$k"; "${CMD[@]}" > /dev/null 2> "$k.err" || fail "$k"; done

@@ -5,8 +5,9 @@ kbd_add_program(device_bench HOST ${CMAKE_CURRENT_LIST_DIR}/device_bench.c
                 KERNELS ${CMAKE_CURRENT_LIST_DIR}/device_kernels.cu)
 foreach(t IN LISTS KBD_PROGRAMS_device_bench)
   if(NOT t STREQUAL "device_bench_cpu")
-    # CUB is C++ and only exists for the GPU programs.
+    # CUB is C++ (17 at least) and only exists for the GPU programs.
     target_sources(${t} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/device_cub.cu)
+    set_target_properties(${t} PROPERTIES CUDA_STANDARD 17)
     set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/device_cub.cu TARGET_DIRECTORY ${t}
                                 PROPERTIES LANGUAGE CUDA)
   endif()

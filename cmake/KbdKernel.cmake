@@ -13,6 +13,12 @@ include(CheckLanguage)
 
 set(KBD_GPU_ARCHS "90a;100a" CACHE STRING "GPU targets built by kbd_add_program (sm_<arch>)")
 set(KBD_WARNINGS_C -Wall -Wextra -Werror)
+# The C++ dialect nvcc compiles kernel sources in. Kernel sources are the C/CUDA common subset, so C++14 suffices,
+# and it is cheaper to build: in C++17 libstdc++'s <cmath>, which nvcc's own headers include, declares the special
+# math functions (std::cyl_bessel_j, ...), and both nvcc passes parse and instantiate them for every translation
+# unit, about 0.3 s on a 2-core machine (docs/benchmarks.md, "Compile time"). Set 17 (or more) here, or the
+# CUDA_STANDARD property of one program's targets, for kernels that use newer C++ (CUB, Thrust: bench/device.cmake).
+set(KBD_CUDA_STANDARD 14 CACHE STRING "C++ standard nvcc compiles kbd_add_program kernel sources in")
 
 if(NOT DEFINED KBD_HAVE_CUDA)
   set(KBD_HAVE_CUDA OFF)
@@ -63,7 +69,8 @@ function(kbd_add_program name)
       target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${gflags}>
                                           $<$<COMPILE_LANGUAGE:C,CXX>:${KBD_WARNINGS_C}>)
       target_link_libraries(${t} PRIVATE kbd::kbd CUDA::cudart ${P_LIBS})
-      set_target_properties(${t} PROPERTIES CUDA_ARCHITECTURES OFF)
+      set_target_properties(${t} PROPERTIES CUDA_ARCHITECTURES OFF CUDA_STANDARD ${KBD_CUDA_STANDARD}
+                                            CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF)
       list(APPEND made ${t})
     endforeach()
   endif()

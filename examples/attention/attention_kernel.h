@@ -35,6 +35,7 @@
 #endif
 
 KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
+#if KBD_KERNEL_CODE /* nvcc's host pass needs only the launcher: it skips the body (docs/kernels.md) */
   KBD_WARP_RANGE(producer, 0, 4);
   /* the consumers' turns on the tensor cores (two consumers): both warpgroups meet at turn<g> - warpgroup g
    * waits there, the other one arrives - so each is a 256-thread barrier of its own id */
@@ -251,6 +252,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
   }
   kbd_sync(); /* every Tensor Memory read is done before the columns are freed */
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, ATTN_TMEM_COLS);
+#endif
 }
 
 #undef ATTN_NC

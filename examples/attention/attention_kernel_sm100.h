@@ -40,6 +40,7 @@ KBD_STATIC_ASSERT(3 * ATTN_BN(ATTN_D) + ATTN_D <= ATTN_TMEM_COLS,
                   "attention_kernel_sm100.h: three S buffers and O must fit the Tensor Memory allocation");
 
 KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
+#if KBD_KERNEL_CODE /* nvcc's host pass needs only the launcher: it skips the body (docs/kernels.md) */
   attn_smem l;
   const kbd_smem_plan plan = ATTN_LAYOUT(&l);
   kbd_smem_plan_check_launch(&plan);
@@ -240,6 +241,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
   }
   kbd_sync(); /* every Tensor Memory read is done before the columns are freed */
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, ATTN_TMEM_COLS);
+#endif
 }
 
 #undef ATTN_K

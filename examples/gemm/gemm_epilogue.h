@@ -10,6 +10,7 @@
 /* One chunk of an accumulator as registers (WGMMA_ACC fragment on sm_90a, a row per thread on sm_100a). */
 typedef KBD_ACC_TILE(f32, GEMM_WM, GEMM_EPI_COLS) gemm_chunk;
 
+#if KBD_KERNEL_CODE /* device code: nvcc's host pass skips it (docs/kernels.md) */
 KBD_DEV void gemm_chunk_math(gemm_chunk *y, const gemm_params *p, long long r0, long long c0) {
   kbd_mul_s(*y, *y, p->alpha);
   if (p->beta != 0.0f) {
@@ -61,5 +62,6 @@ KBD_DEV void gemm_chunk_store(gemm_chunk *y, const gemm_params *p, gemm_out_f32 
     }
   }
 }
+#endif
 
 #endif

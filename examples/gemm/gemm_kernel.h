@@ -17,6 +17,7 @@
   case v: KBD_CAT(name, _mma_stage)(&acc, smem, &l, s, g, kt > 0); break;
 
 KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
+#if KBD_KERNEL_CODE /* nvcc's host pass needs only the launcher: it skips the body (docs/kernels.md) */
   KBD_WARP_RANGE(producer, 0, 4);
   KBD_WARP_RANGE(consumer0, 4, 4);
   KBD_WARP_RANGE(consumer1, 8, 4);
@@ -123,6 +124,7 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
   else
     kbd_sync();
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, GEMM_TMEM_COLS);
+#endif
 }
 #undef GEMM__KTILES_CASE
 #undef GEMM__MMA_STAGE_CASE

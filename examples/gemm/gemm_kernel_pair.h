@@ -18,6 +18,7 @@
 #include "gemm_epilogue.h"
 
 KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
+#if KBD_KERNEL_CODE /* nvcc's host pass needs only the launcher: it skips the body (docs/kernels.md) */
   KBD_WARP_RANGE(epilogue0, 4, 4);
   KBD_WARP_RANGE(epilogue1, 8, 4);
 
@@ -132,4 +133,5 @@ KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
    * this: both CTAs free their halves and exit */
   kbd_cluster_sync();
   if (kbd_warp_id() == 0) kbd_tmem_free_pair(tmem, GEMM_TMEM_COLS_MW);
+#endif
 }

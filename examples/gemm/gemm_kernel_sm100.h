@@ -22,6 +22,7 @@
     break;
 
 KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
+#if KBD_KERNEL_CODE /* nvcc's host pass needs only the launcher: it skips the body (docs/kernels.md) */
   KBD_WARP_RANGE(epilogue0, 4, 4);
   KBD_WARP_RANGE(epilogue1, 8, 4);
 
@@ -111,5 +112,6 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
   else
     kbd_sync();
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, GEMM_TMEM_COLS_MW);
+#endif
 }
 #undef GEMM__MMA_WARP_CASE

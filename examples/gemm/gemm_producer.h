@@ -5,6 +5,7 @@
  * variants compiles its tile arithmetic and barrier waits once instead of five times. `it` counts stages the same way
  * as the consumers (sm_90a) or the MMA warp (sm_100a).
  */
+#if KBD_KERNEL_CODE /* device code: nvcc's host pass skips it (docs/kernels.md) */
 #define GEMM__KTILES_CASE(v, name)                                                                                     \
   case v:                                                                                                              \
     ktiles = KBD_CAT(name, _ktiles)(p->k);                                                                             \
@@ -32,5 +33,6 @@ KBD_DEV void gemm_produce(unsigned char *smem, const gemm_smem *l, const gemm_pa
     }
   }
 }
+#endif
 #undef GEMM__KTILES_CASE
 #undef GEMM__LOAD_CASE

@@ -16,6 +16,7 @@
  * completes bytes on the barrier at the same offset in every destination CTA, so each peer's `full` barrier counts this
  * CTA's share too.
  */
+#if KBD_KERNEL_CODE /* device code: nvcc's host pass skips it (docs/kernels.md) */
 #define GEMM_LOAD_STAGE KBD_CAT(GEMM_VARIANT, _load_stage)
 KBD_DEV void GEMM_LOAD_STAGE(unsigned char *smem, const gemm_smem *l, int s, const gemm_params *p,
                              const gemm_cluster *cl, int m0, int n0, int kt, kbd_mbarrier *full) {
@@ -95,6 +96,7 @@ KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tm
     kbd_mma_commit(acc0, &accfull[buf]); /* the tile's accumulators are complete */
   }
 }
+#endif
 #endif
 #undef GEMM_LOAD_STAGE
 #undef GEMM_KTILES

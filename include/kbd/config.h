@@ -39,6 +39,16 @@
 #define KBD_DEVICE_PASS 0
 #endif
 
+/* Kernel code is compiled in this pass: CPU mode and nvcc's device pass. nvcc's host pass only needs a kernel's
+ * launcher and its empty __global__ stub, yet it preprocesses and parses the whole body (cudafe++), to throw
+ * it away; a kernel text may skip its body and its device helpers there with `#if KBD_KERNEL_CODE`
+ * (docs/kernels.md, "Compile time"). 0 in plain host C, which never sees kernel bodies. */
+#if KBD_MODE_CPU || KBD_DEVICE_PASS
+#define KBD_KERNEL_CODE 1
+#else
+#define KBD_KERNEL_CODE 0
+#endif
+
 #if KBD_MODE_CPU && !defined(KBD_CPU_ARCH)
 #define KBD_CPU_ARCH 100
 #endif

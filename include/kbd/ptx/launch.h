@@ -21,8 +21,8 @@ static inline kbd_status kbd_cuda_status(cudaError_t e, const char *what) {
 
 /* A cluster launch: the shape rides in a launch attribute of cudaLaunchKernelEx (there is no <<<>>> form for a
  * run-time shape); 9..16 CTAs need the kernel's non-portable attribute first (kbd_check_cluster allowed them). */
-template <typename P, typename C>
-static kbd_status kbd_cuda_launch_cluster(void (*kernel)(P, C), const kbd_launch_cfg *cfg, int threads, const P &params,
+template <typename P>
+static kbd_status kbd_cuda_launch_cluster(void (*kernel)(P), const kbd_launch_cfg *cfg, int threads, const P &params,
                                           const char *name) {
   const kbd_dim3 c = cfg->cluster;
   if (c.x * c.y * c.z > KBD_MAX_CLUSTER_CTAS) {
@@ -44,15 +44,23 @@ static kbd_status kbd_cuda_launch_cluster(void (*kernel)(P, C), const kbd_launch
   lc.numAttrs = 1;
   char what[160];
   snprintf(what, sizeof what, "launch of %s as clusters of (%u, %u, %u)", name, c.x, c.y, c.z);
-  return kbd_cuda_status(cudaLaunchKernelEx(&lc, kernel, params, (C)NULL), what);
+  return kbd_cuda_status(cudaLaunchKernelEx(&lc, kernel, params), what);
 }
 
 /* __launch_bounds__(threads, 1): with a minimum of one block per SM ptxas fixes the register count at entry
- * (65536 / threads at most), which setmaxnreg needs - without it ptxas ignores setmaxnreg (C7508). */
+ * (65536 / threads at most), which setmaxnreg needs - without it ptxas ignores setmaxnreg (C7508).
+ * The __global__ entry takes P alone and calls the body, an always-inlined device function. The body's second
+ * parameter carries the kernel's __COUNTER__ base in its type, and that base differs between nvcc's passes when
+ * the host pass skips kernel bodies (KBD_KERNEL_CODE): in the entry's signature it would change the mangled
+ * name the host stub registers. p reaches the body by reference, so &p.field stays the __grid_constant__
+ * parameter's own address (a tensor map in a parameter must not be copied to the stack). */
 #define KBD_HW_KERNEL(name, threads, P, base)                                                                          \
   KBD_STATIC_ASSERT((threads) % 32 == 0 && (threads) >= 32 && (threads) <= 1024, KBD__THREADS_RULE);                   \
+  static __device__ __forceinline__ void name##_kbd_body(const P &p, KBD__CTA_PARAM(threads, base));                   \
   __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024, 1)                          \
-      name##_kbd_dev(const __grid_constant__ P p, KBD__CTA_PARAM(threads, base));                                      \
+      name##_kbd_dev(const __grid_constant__ P p) {                                                                    \
+    name##_kbd_body(p, NULL);                                                                                          \
+  }                                                                                                                    \
   KBD_KERNEL_DECL(name, P);                                                                                            \
   KBD_EXTERN_C kbd_status name(kbd_launch_cfg cfg, P params) {                                                         \
     kbd_status s_ = kbd_check_launch(&cfg, (threads), #name);                                                          \
@@ -66,11 +74,11 @@ static kbd_status kbd_cuda_launch_cluster(void (*kernel)(P, C), const kbd_launch
     if ((cfg.cluster.x | cfg.cluster.y | cfg.cluster.z) != 0)                                                          \
       return kbd_cuda_launch_cluster(name##_kbd_dev, &cfg, (threads), params, #name);                                  \
     name##_kbd_dev<<<dim3(cfg.grid.x, cfg.grid.y, cfg.grid.z), (threads), cfg.smem_bytes, (cudaStream_t)cfg.stream>>>( \
-        params, NULL);                                                                                                 \
+        params);                                                                                                       \
     return kbd_cuda_status(cudaGetLastError(), "launch of " #name);                                                    \
   }                                                                                                                    \
-  __global__ void __launch_bounds__((threads) > 0 && (threads) <= 1024 ? (threads) : 1024, 1)                          \
-      name##_kbd_dev(KBD_UNUSED const __grid_constant__ P p, KBD_UNUSED KBD__CTA_PARAM(threads, base))
+  static __device__ __forceinline__ void name##_kbd_body(KBD_UNUSED const P &p,                                        \
+                                                         KBD_UNUSED KBD__CTA_PARAM(threads, base))
 
 #endif /* KBD_MODE_CUDA */
 #endif /* KBD_PTX_LAUNCH_H */
