@@ -333,55 +333,76 @@ KBD_DEV void kbd_hw_wgmma(void *d, int ld, int kind, uint32_t idesc, uint64_t ad
  * statement makes ptxas parse 16 wgmma per K-step (docs/design/mma.md). The arguments are kbd_hw_wgmma's; the
  * function trusts that kind / idesc name its family, variant and N. Only the sm_90a device pass defines them. */
 #if KBD_SM90A
-/* X(N, RF, RH, fam, s, k, D, c, dv) of a family's N list: the function for one N */
+/* Tags for overload resolution: a family and variant (kbd__wgv<16 family + sel>) and an N (kbd__wgn<N>). */
+template <int kbd_v_> struct kbd__wgv {};
+template <int kbd_n_> struct kbd__wgn {};
+enum { KBD__WGF_bf16 = 0, KBD__WGF_f16 = 16, KBD__WGF_tf32 = 32, KBD__WGF_fp8 = 48, KBD__WGF_i8 = 64 };
+/* X(N, RF, RH, fam, s, k, D, c, dv) of a family's N list: the overload for one N. Each is a template on the
+ * accumulator's element type, so the front end parses its body but analyses it only where a call site
+ * instantiates it: a translation unit holds about 600 of them (17 families and variants x 32 N, each an operand
+ * list of up to 128 registers), and as plain functions their analysis was a third of cicc's front end on the GEMM
+ * example (docs/design/mma.md). */
 #define KBD__WG_FN1(N, RF, RH, fam, s, k, D, c, dv)                                                                    \
-  KBD_DEV void kbd__ptx_wgmma_##fam##_##s##_##N(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc,             \
-                                                uint64_t bdesc, int accumulate, KBD_SITE_PARAMS) {                     \
-    KBD_SITE_UNUSED;                                                                                                   \
-    (void)ld, (void)kind, (void)idesc;                                                                                 \
-    float *const df = (float *)d;                                                                                      \
-    uint32_t *const du = (uint32_t *)d;                                                                                \
-    const uint32_t scd = (uint32_t)accumulate; /* the asm tests it against 0 */                                        \
-    (void)df, (void)du;                                                                                                \
+  template <typename kbd_e_>                                                                                           \
+  KBD_DEV void kbd__ptx_wgmma_##fam##_##s(kbd__wgn<N>, kbd_e_ *dv, uint64_t adesc, uint64_t bdesc, uint32_t scd) {     \
     KBD__WGMMA_ASM1(RF, c, dv, KBD__WGV1_##fam##_##s, KBD__WG_PRE(N, k, D));                                           \
   }
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, bf16, 0, "k16", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, bf16, 4, "k16", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, bf16, 8, "k16", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, bf16, 12, "k16", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, f16, 0, "k16", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, f16, 4, "k16", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, f16, 8, "k16", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, f16, 12, "k16", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, tf32, 0, "k8", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, fp8, 0, "k32", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, fp8, 4, "k32", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, fp8, 8, "k32", "f32", "+f", df)
-KBD__PTX_WGMMA_NS(KBD__WG_FN1, fp8, 12, "k32", "f32", "+f", df)
+/* one family and variant: its N overloads, a fallback for an N outside the list (kbd_mma's checks have already
+ * reported it), and the dispatch from its kbd__wgv tag (E: the accumulator's element type) */
+#define KBD__WG_FAMILY(NS, fam, s, k, D, c, dv, E)                                                                     \
+  NS(KBD__WG_FN1, fam, s, k, D, c, dv)                                                                                 \
+  template <int kbd_n_, typename kbd_e_>                                                                               \
+  KBD_DEV void kbd__ptx_wgmma_##fam##_##s(kbd__wgn<kbd_n_>, kbd_e_ *, uint64_t, uint64_t, uint32_t) {                  \
+    __trap();                                                                                                          \
+  }                                                                                                                    \
+  template <int kbd_n_>                                                                                                \
+  KBD_DEV void kbd__wg_call(kbd__wgv<KBD__WGF_##fam + s>, kbd__wgn<kbd_n_> n, void *d, uint64_t adesc, uint64_t bdesc, \
+                            uint32_t scd) {                                                                            \
+    kbd__ptx_wgmma_##fam##_##s(n, (E *)d, adesc, bdesc, scd);                                                          \
+  }
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, bf16, 0, "k16", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, bf16, 4, "k16", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, bf16, 8, "k16", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, bf16, 12, "k16", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, f16, 0, "k16", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, f16, 4, "k16", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, f16, 8, "k16", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, f16, 12, "k16", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, tf32, 0, "k8", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, fp8, 0, "k32", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, fp8, 4, "k32", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, fp8, 8, "k32", "f32", "+f", df, float)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS, fp8, 12, "k32", "f32", "+f", df, float)
 /* s8/u8 in any mix with an s32 D: the integer N list (no n40, n56, ...) and no negate immediates */
-KBD__PTX_WGMMA_NS_I8(KBD__WG_FN1, i8, 0, "k32", "s32", "+r", du)
-KBD__PTX_WGMMA_NS_I8(KBD__WG_FN1, i8, 4, "k32", "s32", "+r", du)
-KBD__PTX_WGMMA_NS_I8(KBD__WG_FN1, i8, 8, "k32", "s32", "+r", du)
-KBD__PTX_WGMMA_NS_I8(KBD__WG_FN1, i8, 12, "k32", "s32", "+r", du)
-/* the function of N n (a constant; an N outside the list takes the list's first, which kbd_mma's checks exclude) */
-#define KBD__WG_NP1(N, RF, RH, f, n) (n) == N ? f##_##N:
-#define KBD__WG_NPICK(NS, f, n) (NS(KBD__WG_NP1, f, n) f##_8)
-/* sel bit 2 (x): A MN-major / e5m2 / u8; bit 3 (y): the same for B */
-#define KBD__WG_PICK4(NS, f, x, y, n)                                                                                  \
-  ((y) ? ((x) ? KBD__WG_NPICK(NS, f##_12, n) : KBD__WG_NPICK(NS, f##_8, n))                                            \
-       : ((x) ? KBD__WG_NPICK(NS, f##_4, n) : KBD__WG_NPICK(NS, f##_0, n)))
-/* The function for A and B of kbd_mma types ta, tb (KBD_MMA_*), smem majors am, bm (KBD_SMEM_*) and N n, all
- * constants (short names: each appears in every leaf). */
-#define kbd_hw_wgmma_fn(ta, tb, am, bm, n)                                                                             \
-  ((int)(ta) == KBD_MMA_BF16   ? KBD__WG_PICK4(KBD__PTX_WGMMA_NS, kbd__ptx_wgmma_bf16, (int)(am) == KBD_SMEM_MN_MAJOR, \
-                                               (int)(bm) == KBD_SMEM_MN_MAJOR, n)                                      \
-   : (int)(ta) == KBD_MMA_F16  ? KBD__WG_PICK4(KBD__PTX_WGMMA_NS, kbd__ptx_wgmma_f16, (int)(am) == KBD_SMEM_MN_MAJOR,  \
-                                               (int)(bm) == KBD_SMEM_MN_MAJOR, n)                                      \
-   : (int)(ta) == KBD_MMA_TF32 ? KBD__WG_NPICK(KBD__PTX_WGMMA_NS, kbd__ptx_wgmma_tf32_0, n)                            \
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS_I8, i8, 0, "k32", "s32", "+r", du, uint32_t)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS_I8, i8, 4, "k32", "s32", "+r", du, uint32_t)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS_I8, i8, 8, "k32", "s32", "+r", du, uint32_t)
+KBD__WG_FAMILY(KBD__PTX_WGMMA_NS_I8, i8, 12, "k32", "s32", "+r", du, uint32_t)
+/* a family and variant the lists above lack (kbd_mma's checks have already reported it) */
+template <int kbd_v_, int kbd_n_>
+KBD_DEV void kbd__wg_call(kbd__wgv<kbd_v_>, kbd__wgn<kbd_n_>, void *, uint64_t, uint64_t, uint32_t) {
+  __trap();
+}
+/* The kbd_hw_wgmma-shaped function of family and variant v and N n: the one instantiation a call site makes. */
+template <int kbd_v_, int kbd_n_>
+KBD_DEV void kbd__ptx_wgmma_leaf(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc,
+                                 int accumulate, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld, (void)kind, (void)idesc;
+  kbd__wg_call(kbd__wgv<kbd_v_>(), kbd__wgn<kbd_n_>(), d, adesc, bdesc, (uint32_t)accumulate); /* the asm tests != 0 */
+}
+/* The family and variant of A and B of kbd_mma types ta, tb (KBD_MMA_*) and smem majors am, bm (KBD_SMEM_*): sel
+ * bit 2 (+4) is A MN-major / e5m2 / u8, bit 3 (+8) the same for B. */
+#define KBD__WG_CODE(ta, tb, am, bm)                                                                                   \
+  ((int)(ta) == KBD_MMA_BF16 || (int)(ta) == KBD_MMA_F16                                                               \
+       ? ((int)(ta) == KBD_MMA_BF16 ? (int)KBD__WGF_bf16 : (int)KBD__WGF_f16) + 4 * ((int)(am) == KBD_SMEM_MN_MAJOR) + \
+             8 * ((int)(bm) == KBD_SMEM_MN_MAJOR)                                                                      \
+   : (int)(ta) == KBD_MMA_TF32 ? (int)KBD__WGF_tf32                                                                    \
    : (int)(ta) == KBD_MMA_S8 || (int)(ta) == KBD_MMA_U8                                                                \
-       ? KBD__WG_PICK4(KBD__PTX_WGMMA_NS_I8, kbd__ptx_wgmma_i8, (int)(ta) == KBD_MMA_U8, (int)(tb) == KBD_MMA_U8, n)   \
-       : KBD__WG_PICK4(KBD__PTX_WGMMA_NS, kbd__ptx_wgmma_fp8, (int)(ta) == KBD_MMA_E5M2, (int)(tb) == KBD_MMA_E5M2,    \
-                       n))
+       ? (int)KBD__WGF_i8 + 4 * ((int)(ta) == KBD_MMA_U8) + 8 * ((int)(tb) == KBD_MMA_U8)                              \
+       : (int)KBD__WGF_fp8 + 4 * ((int)(ta) == KBD_MMA_E5M2) + 8 * ((int)(tb) == KBD_MMA_E5M2))
+/* The function for A and B of kbd_mma types ta, tb, smem majors am, bm and N n, all constants. */
+#define kbd_hw_wgmma_fn(ta, tb, am, bm, n) (&kbd__ptx_wgmma_leaf<KBD__WG_CODE(ta, tb, am, bm), (n)>)
 #else
 #define kbd_hw_wgmma_fn(ta, tb, am, bm, n) ((void)(ta), (void)(tb), (void)(am), (void)(bm), (void)(n), kbd_hw_wgmma)
 #endif

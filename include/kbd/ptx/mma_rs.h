@@ -124,17 +124,13 @@ KBD_DEV void kbd_hw_wgmma_rs_f16(void *d, int ld, int kind, uint32_t idesc, cons
  * each K-step instead of copying the switch over N into it, and ptxas sees one wgmma, not 8 guarded ones (the same
  * reasons as kbd_hw_wgmma_fn, ptx/mma.h). The arguments are kbd_hw_wgmma_rs_bf16's. */
 #if KBD_SM90A
-/* X(N, RF, RH, t, tb): the function of A type t (bf16, f16) with B K-major (tb 0) or MN-major (tb 1) */
+/* X(N, RF, RH, t, tb): the overload for A type t (bf16, f16) with B K-major (tb 0) or MN-major (tb 1) and N, a
+ * template for the reason kbd__ptx_wgmma_* are (ptx/mma.h: only the instantiated one is analysed). a0..a3: the
+ * thread's A fragment as four bf16x2 / f16x2 registers. */
 #define KBD__WGRS_FN1(N, RF, RH, t, tb)                                                                                \
-  KBD_DEV void kbd__ptx_wgmma_rs_##t##_##tb##_##N(void *d, int ld, int kind, uint32_t idesc, const void *a, int lda,   \
-                                                  uint64_t bdesc, int accumulate, KBD_SITE_PARAMS) {                   \
-    KBD_SITE_UNUSED;                                                                                                   \
-    (void)ld, (void)lda, (void)kind, (void)idesc;                                                                      \
-    float *const df = (float *)d;                                                                                      \
-    const uint16_t *const h = (const uint16_t *)a;                                                                     \
-    const uint32_t a0 = (uint32_t)h[0] | (uint32_t)h[1] << 16, a1 = (uint32_t)h[2] | (uint32_t)h[3] << 16;             \
-    const uint32_t a2 = (uint32_t)h[4] | (uint32_t)h[5] << 16, a3 = (uint32_t)h[6] | (uint32_t)h[7] << 16;             \
-    const uint32_t scd = (uint32_t)accumulate; /* the asm tests it against 0 */                                        \
+  template <typename kbd_e_>                                                                                           \
+  KBD_DEV void kbd__ptx_wgmma_rs_##t##_##tb(kbd__wgn<N>, kbd_e_ *df, uint32_t a0, uint32_t a1, uint32_t a2,            \
+                                            uint32_t a3, uint64_t bdesc, uint32_t scd) {                               \
     asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, " KBD__PTX_ARG_##RF##_5                                         \
                  ", 0;\n\twgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #t "." #t " " KBD__PTX_LIST_##RF            \
                  ", {" KBD__PTX_ARG_##RF##_0 ", " KBD__PTX_ARG_##RF##_1 ", " KBD__PTX_ARG_##RF##_2                     \
@@ -143,18 +139,39 @@ KBD_DEV void kbd_hw_wgmma_rs_f16(void *d, int ld, int kind, uint32_t idesc, cons
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(bdesc), "r"(scd)                                            \
                  : "memory");                                                                                          \
   }
-KBD__PTX_WGMMA_NS(KBD__WGRS_FN1, bf16, 0)
-KBD__PTX_WGMMA_NS(KBD__WGRS_FN1, bf16, 1)
-KBD__PTX_WGMMA_NS(KBD__WGRS_FN1, f16, 0)
-KBD__PTX_WGMMA_NS(KBD__WGRS_FN1, f16, 1)
-/* The function for A type ta (KBD_MMA_BF16 / F16), B's smem major bm and N n, all constants (an N outside the list
- * takes n8, which kbd_mma_rs's checks exclude). */
-#define KBD__WGRS_NPICK(f, n) (KBD__PTX_WGMMA_NS(KBD__WG_NP1, f, n) f##_8)
+/* one A type and B major: its N overloads, a fallback for an N outside the list (kbd_mma_rs's checks have already
+ * reported it), and the dispatch from its kbd__wgv tag (2 x type + B major) */
+#define KBD__WGRS_FAMILY(t, tb, code)                                                                                  \
+  KBD__PTX_WGMMA_NS(KBD__WGRS_FN1, t, tb)                                                                              \
+  template <int kbd_n_, typename kbd_e_>                                                                               \
+  KBD_DEV void kbd__ptx_wgmma_rs_##t##_##tb(kbd__wgn<kbd_n_>, kbd_e_ *, uint32_t, uint32_t, uint32_t, uint32_t,        \
+                                            uint64_t, uint32_t) {                                                      \
+    __trap();                                                                                                          \
+  }                                                                                                                    \
+  template <int kbd_n_>                                                                                                \
+  KBD_DEV void kbd__wgrs_call(kbd__wgv<code>, kbd__wgn<kbd_n_> n, float *df, uint32_t a0, uint32_t a1, uint32_t a2,    \
+                              uint32_t a3, uint64_t bdesc, uint32_t scd) {                                             \
+    kbd__ptx_wgmma_rs_##t##_##tb(n, df, a0, a1, a2, a3, bdesc, scd);                                                   \
+  }
+KBD__WGRS_FAMILY(bf16, 0, 0)
+KBD__WGRS_FAMILY(bf16, 1, 1)
+KBD__WGRS_FAMILY(f16, 0, 2)
+KBD__WGRS_FAMILY(f16, 1, 3)
+/* The kbd_hw_wgmma_rs_bf16-shaped function of code v (2 x (A is f16) + (B MN-major)) and N n. */
+template <int kbd_v_, int kbd_n_>
+KBD_DEV void kbd__ptx_wgmma_rs_leaf(void *d, int ld, int kind, uint32_t idesc, const void *a, int lda, uint64_t bdesc,
+                                    int accumulate, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  (void)ld, (void)lda, (void)kind, (void)idesc;
+  const uint16_t *const h = (const uint16_t *)a;
+  const uint32_t a0 = (uint32_t)h[0] | (uint32_t)h[1] << 16, a1 = (uint32_t)h[2] | (uint32_t)h[3] << 16;
+  const uint32_t a2 = (uint32_t)h[4] | (uint32_t)h[5] << 16, a3 = (uint32_t)h[6] | (uint32_t)h[7] << 16;
+  kbd__wgrs_call(kbd__wgv<kbd_v_>(), kbd__wgn<kbd_n_>(), (float *)d, a0, a1, a2, a3, bdesc,
+                 (uint32_t)accumulate); /* the asm tests it against 0 */
+}
+/* The function for A type ta (KBD_MMA_BF16 / F16), B's smem major bm and N n, all constants. */
 #define kbd_hw_wgmma_rs_fn(ta, bm, n)                                                                                  \
-  ((int)(ta) == KBD_MMA_BF16 ? ((int)(bm) == KBD_SMEM_MN_MAJOR ? KBD__WGRS_NPICK(kbd__ptx_wgmma_rs_bf16_1, n)          \
-                                                               : KBD__WGRS_NPICK(kbd__ptx_wgmma_rs_bf16_0, n))         \
-                             : ((int)(bm) == KBD_SMEM_MN_MAJOR ? KBD__WGRS_NPICK(kbd__ptx_wgmma_rs_f16_1, n)           \
-                                                               : KBD__WGRS_NPICK(kbd__ptx_wgmma_rs_f16_0, n)))
+  (&kbd__ptx_wgmma_rs_leaf<2 * ((int)(ta) != KBD_MMA_BF16) + ((int)(bm) == KBD_SMEM_MN_MAJOR), (n)>)
 #else
 #define kbd_hw_wgmma_rs_fn(ta, bm, n)                                                                                  \
   ((void)(bm), (void)(n), (int)(ta) == KBD_MMA_BF16 ? kbd_hw_wgmma_rs_bf16 : kbd_hw_wgmma_rs_f16)
