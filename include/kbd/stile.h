@@ -42,6 +42,8 @@
     char (*kbd_meta_)[KBD__POS(R)][KBD__POS(C)][1][1][KBD_DT_##dt];                                                    \
     char (*kbd_kind_)[KBD_KIND_SMEM];                                                                                  \
     char (*kbd_smem_)[KBD__POS((swz) + 1)][KBD__POS((major) + 1)];                                                     \
+    char (*kbd_sbytes_)[KBD__POS((R) * (C) * (int)KBD_DT_SIZE(KBD_DT_##dt))];                                          \
+    char (*kbd_salign_)[KBD__POS(KBD_SWIZZLE_ALIGN(swz))];                                                             \
   }
 #define KBD_STILE(dt, R, C, swz) KBD_STILE_MJ(dt, R, C, swz, KBD_SMEM_K_MAJOR)
 #define KBD_STILE_MN(dt, R, C, swz) KBD_STILE_MJ(dt, R, C, swz, KBD_SMEM_MN_MAJOR)
@@ -49,8 +51,11 @@
 /* Compile-time properties of a shared tile expression t. */
 #define KBD_STILE_SWIZZLE(t) ((int)(sizeof(*(t).kbd_smem_) / sizeof((*(t).kbd_smem_)[0])) - 1)
 #define KBD_STILE_MAJOR(t) ((int)sizeof((*(t).kbd_smem_)[0]) - 1)
-#define KBD_STILE_BYTES(t) (KBD_ROWS(t) * KBD_COLS(t) * KBD_ESIZE(t))
-#define KBD_STILE_ALIGN(t) KBD_SWIZZLE_ALIGN(KBD_STILE_SWIZZLE(t))
+/* bytes and alignment are computed once, where the type is spelled, and read back with one sizeof: spelled out
+ * from the shape and swizzle at each use they were 10 KB of preprocessed text per shared-memory plan lookup, which
+ * every nvcc pass reads (docs/benchmarks.md, compile time) */
+#define KBD_STILE_BYTES(t) ((int)sizeof(*(t).kbd_sbytes_))
+#define KBD_STILE_ALIGN(t) ((int)sizeof(*(t).kbd_salign_))
 /* The same from a type name (for planners and static declarations): no object needed. */
 #define KBD__STILE_OBJ(type) (*(type *)0)
 #define KBD_STILE_TYPE_BYTES(type) KBD_STILE_BYTES(KBD__STILE_OBJ(type))
