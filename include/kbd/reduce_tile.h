@@ -479,12 +479,14 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
     KBD__RT_SCOPE_OK(t);                                                                                               \
     KBD__RT_MATCH(m, t, AX);                                                                                           \
     const kbd_rt_plan kbd_rp_ = KBD__T_PLAN(t, AX);                                                                    \
+    /* the plan's inputs as short constants: the scratch size below uses each of them many times */                    \
+    enum { kbd_rl_ = KBD_LAYOUT(t), kbd_rc_ = KBD_COLS(t), kbd_rs_ = KBD_SCOPE(t), kbd_rv_ = KBD__RT_TVEC(t) };        \
     uint32_t kbd_racc_[KBD_VEC_SLOTS(m)][KBD_LANES_HELD];                                                              \
     uint32_t kbd_rtmp_[KBD__POS(KBD_NPT(t) / KBD_VEC_SLOTS(m))][KBD_LANES_HELD];                                       \
     KBD__RT_SMEM(kbd_rsl_,                                                                                             \
                  (KBD_BLOCK_THREADS / KBD_WARP_SIZE) * KBD_VEC_SLOTS(m) *                                              \
-                     KBD__RT_NREP(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX),                      \
-                 KBD__RT_XN(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), AX) > 1);                       \
+                     KBD__RT_NREP(kbd_rl_, kbd_rc_, kbd_rs_, kbd_rv_, AX),                                             \
+                 KBD__RT_XN(kbd_rl_, kbd_rc_, kbd_rs_, kbd_rv_, AX) > 1);                                              \
     kbd_rt_reduce_(kbd_rp_, (t).v, KBD_DTYPE(t), (op), &kbd_racc_[0][0], &kbd_rtmp_[0][0],                             \
                    (int)(sizeof kbd_rtmp_ / sizeof kbd_rtmp_[0]), kbd_rsl_, KBD_BLOCK_THREADS, __FILE__, __LINE__);    \
     KBD__RT_OUT(m, kbd_racc_);                                                                                         \
@@ -510,8 +512,9 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
     uint32_t kbd_sex_[KBD__RT_NST(t)][KBD_LANES_HELD];                                                                 \
     uint32_t kbd_sgt_[KBD__RT_NST(t)][KBD_LANES_HELD];                                                                 \
     uint32_t kbd_stot_[KBD_VEC_SLOTS(tot)][KBD_LANES_HELD];                                                            \
+    enum { kbd_sl_ = KBD_LAYOUT(t), kbd_sc_ = KBD_COLS(t), kbd_ss_ = KBD_SCOPE(t), kbd_sv_ = KBD__RT_TVEC(t) };        \
     KBD__RT_SMEM(kbd_ssl_, (KBD_BLOCK_THREADS / KBD_WARP_SIZE) * KBD__RT_NST(t),                                       \
-                 KBD__RT_XN(KBD_LAYOUT(t), KBD_COLS(t), KBD_SCOPE(t), KBD__RT_TVEC(t), KBD__RT_ROWS) > 1);             \
+                 KBD__RT_XN(kbd_sl_, kbd_sc_, kbd_ss_, kbd_sv_, KBD__RT_ROWS) > 1);                                    \
     kbd_rt_scan_rows_(kbd_sp_, (d).v, KBD_DTYPE(d), (t).v, KBD_DTYPE(t), (op), (excl), &kbd_sex_[0][0],                \
                       &kbd_sgt_[0][0], &kbd_stot_[0][0], kbd_ssl_, KBD_BLOCK_THREADS, __FILE__, __LINE__);             \
     KBD__RT_OUT(tot, kbd_stot_);                                                                                       \
