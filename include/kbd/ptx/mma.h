@@ -244,14 +244,6 @@ KBD_DEV void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
   case N:                                                                                                              \
     KBD__WGMMA_ASM(RF, "+r", du, V, KBD__WG_PRE(N, k, "s32"));                                                         \
     break;
-#define KBD__WGN1_F32(N, RF, RH, V, k)                                                                                 \
-  case N:                                                                                                              \
-    KBD__WGMMA_ASM1(RF, "+f", df, V, KBD__WG_PRE(N, k, "f32"));                                                        \
-    break;
-#define KBD__WGN1_S32(N, RF, RH, V, k)                                                                                 \
-  case N:                                                                                                              \
-    KBD__WGMMA_ASM1(RF, "+r", du, V, KBD__WG_PRE(N, k, "s32"));                                                        \
-    break;
 #define KBD__WG_SWITCH(NS, CASE, V, k)                                                                                 \
   switch (n) {                                                                                                         \
     NS(CASE, V, k)                                                                                                     \
@@ -271,14 +263,6 @@ KBD_DEV uint32_t kbd__wg_sel(int kind, uint32_t idesc) {
          : kind == KBD_MMA_KIND_I8     ? (uint32_t)(a == KBD_MMA_U8) << 2 | (uint32_t)(b == KBD_MMA_U8) << 3
                                        : neg;
 }
-/* One family's body: the switch over N of its asm statements (the operands the asm names are declared here). */
-#define KBD__WG_BODY(NS, CASE, V, k)                                                                                   \
-  float *const df = (float *)d;                                                                                        \
-  uint32_t *const du = (uint32_t *)d;                                                                                  \
-  const uint32_t scd = (uint32_t)accumulate, sel = kbd__wg_sel(kind, idesc);                                           \
-  const int n = kbd_umma_idesc_n(idesc);                                                                               \
-  (void)df, (void)du;                                                                                                  \
-  KBD__WG_SWITCH(NS, CASE, V, k)
 #endif
 
 /* wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype {d}, a-desc, b-desc, scale-d[, imm-scale-a,
