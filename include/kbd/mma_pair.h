@@ -1,20 +1,30 @@
 /* kbd/mma_pair.h - CTA-pair MMAs on sm_100a (tcgen05 .cta_group::2; docs/mma.md "CTA pairs",
  * docs/design/cta-pair.md).
  *
- * Two CTAs of a cluster whose ranks differ only in bit 0 (2k and 2k + 1) execute one M = 256 MMA together: each
- * holds 128 rows of A and N/2 rows of B (the N x K `b` tile) in its own shared memory at the SAME offsets, and
- * each receives its 128 rows of D (all N columns) in its own Tensor Memory. One thread of the even CTA issues the
- * MMAs and their commit; a 256 x N output then costs each SM the B bytes of a 128 x N/2 tile.
+ * Two CTAs of a cluster whose ranks differ only in bit 0 (2k and 2k + 1) execute one MMA together: each holds
+ * M/2 rows of A and N/2 rows of B (the N x K `b` tile) in its own shared memory at the SAME offsets, and each
+ * receives its M/2 rows of D (all N columns) in its own Tensor Memory. One thread of the even CTA issues the MMAs
+ * and their commit; an M x N output then costs each SM the B bytes of an N/2 x K tile. Two shapes:
+ *   M = 256  a = this CTA's 128 x K rows of A, acc = KBD_ACC(dt, 128, N): its 128 rows at lanes 0..127 (Layout A)
+ *   M = 128  a = this CTA's 64 x K rows of A, acc = KBD_ACC(dt, 128, N/2): Tensor Memory folds the CTA's 64 x N
+ *            half into 128 lanes x N/2 columns (Layout B): lane l, column j holds D row l % 64, column
+ *            (l / 64) * N/2 + j. A view read from it (KBD_ACC_TILE(dt, 128, C), row l = lane l) goes out with
+ *            kbd_store2d_folded, which puts each row where the fold says.
+ * kbd_mma_pair_issue tells the two apart by a's rows (128 or 64); b has N/2 rows in both.
  *
  *   kbd_tmem_alloc_pair(tm, ncols)       one warp in EACH CTA (collective): the same columns in both
  *   kbd_tma_load_pair(tile, map, bar, c...)  a load into this CTA's tile that completes on the EVEN CTA's `bar`
- *   kbd_mma_pair_issue(acc, a, b, acc?)  the even CTA's MMA warp: acc = KBD_ACC(dt, 128, N) (this CTA's half of
- *                                        D), a = its 128 x K rows of A, b = its N/2 x K rows of B
+ *   kbd_mma_pair_issue(acc, a, b, acc?)  the even CTA's MMA warp: acc this CTA's half of D, a its M/2 x K rows of
+ *                                        A, b its N/2 x K rows of B (the shapes above)
  *   kbd_mma_pair_commit(acc, bar)        the same warp: one arrive on `bar` in BOTH CTAs when the MMAs complete
  *   kbd_acc_wait / kbd_acc_load          each CTA reads its own half, as for a single-CTA accumulator
  *   kbd_acc_release_pair(acc, bar)       the reading warp releases the half to the issuer: an arrive on the EVEN
  *                                        CTA's `bar`
  *   kbd_tmem_free_pair(tm, ncols)        one warp in each CTA, after a cluster barrier
+ *   kbd_store2d_folded(p, t, half, nrows, ncols, ld, r0, c0)
+ *                                        store a view t of an M = 128 accumulator (columns c..c+C-1 of its N/2):
+ *                                        row l of t to row r0 + l % 64, columns c0 + (l / 64) * half + j, with
+ *                                        half = N/2 (kbd_store2d's clipping to nrows x ncols)
  *
  * ptxas rejects a kernel that mixes .cta_group::1 and ::2 tcgen05 instructions, so a pair kernel allocates with
  * kbd_tmem_alloc_pair and issues with kbd_mma_pair_issue only (kbd_mma_issue / kbd_mma / kbd_tmem_alloc are the
@@ -32,8 +42,10 @@
   "kbd: CTA-pair MMAs (tcgen05 .cta_group::2: kbd_*_pair) exist on sm_100a only; on sm_90a share operands across a "   \
   "cluster with kbd_tma_load_multicast"
 #define KBD__PAIR_RULE_SHAPES                                                                                          \
-  "kbd_mma_pair_issue: acc is this CTA's half of the pair's D, KBD_ACC(dt, 128, N) (M = 256 across the pair); a is "   \
-  "this CTA's 128 x K rows of A and b its N/2 x K rows of B, the same K"
+  "kbd_mma_pair_issue: M = 256 across the pair: acc KBD_ACC(dt, 128, N), a this CTA's 128 x K rows of A; M = 128: "    \
+  "acc "                                                                                                               \
+  "KBD_ACC(dt, 128, N/2) (Layout B folds the CTA's 64 x N half into 128 lanes), a its 64 x K rows; b is this CTA's "   \
+  "N/2 x K rows of B in both, the same K"
 #define KBD__PAIR_RULE_N                                                                                               \
   "kbd_mma_pair_issue: N must be 16..256 in steps of 16 (8-bit integers: 32..256 in steps of 32; ptx-reference 5.4, "  \
   "cta_group::2)"
@@ -43,6 +55,7 @@
 
 #if KBD_MODE_CPU || KBD_MODE_CUDA
 #include "hw.h"
+#include "tile_io.h" /* kbd_store2d_folded: two kbd_store2d moves */
 
 KBD_DEV void kbd_tmem_alloc_pair_(kbd_tmem *tm, uint32_t ncols, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
@@ -96,8 +109,8 @@ KBD_DEV void kbd__umma_pair_issue(uint32_t taddr, int kind, uint32_t idesc, kbd_
 }
 #define kbd__mma_pair_(acc, a, b, accumulate, ta, tb)                                                                  \
   kbd__umma_pair_issue((acc).taddr, kbd_mma_kind_of(ta, tb),                                                           \
-                       kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 256, KBD_COLS(acc), KBD_STILE_MAJOR(a),        \
-                                           KBD_STILE_MAJOR(b), 0u),                                                    \
+                       kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 2 * KBD_ROWS(a), 2 * KBD_ROWS(b),              \
+                                           KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                                \
                        KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                      \
                        kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
 
@@ -129,14 +142,15 @@ KBD_DEV void kbd__acc_release_pair(uint64_t *bar, KBD_SITE_PARAMS) {
     KBD_STATIC_ASSERT(KBD__MMA_TARGET_OK, KBD__MMA_RULE_TARGET);                                                       \
     KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC && KBD_KIND(a) == KBD_KIND_SMEM && KBD_KIND(b) == KBD_KIND_SMEM,   \
                       KBD__MMA_RULE_KINDS);                                                                            \
-    KBD_STATIC_ASSERT(KBD_ROWS(acc) == 128 && KBD_ROWS(a) == 128 && 2 * KBD_ROWS(b) == KBD_COLS(acc) &&                \
-                          KBD_COLS(a) == KBD_COLS(b),                                                                  \
+    KBD_STATIC_ASSERT(KBD_ROWS(acc) == 128 && KBD_COLS(a) == KBD_COLS(b) &&                                            \
+                          ((KBD_ROWS(a) == 128 && 2 * KBD_ROWS(b) == KBD_COLS(acc)) ||                                 \
+                           (KBD_ROWS(a) == 64 && KBD_ROWS(b) == KBD_COLS(acc))),                                       \
                       KBD__PAIR_RULE_SHAPES);                                                                          \
     KBD_STATIC_ASSERT(KBD__MMA_KIND_CE(a, b) == 0, KBD__MMA_RULE_TYPES);                                               \
     KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16 || KBD_DT_IS_FP8(KBD_DTYPE(a)),       \
                       KBD__MMA_RULE_F16ACC);                                                                           \
     KBD_STATIC_ASSERT((KBD_DTYPE(acc) == KBD_DT_i32) == KBD_DT_IS_INT8(KBD_DTYPE(a)), KBD__MMA_RULE_I32ACC);           \
-    KBD_STATIC_ASSERT(KBD_DT_IS_INT8(KBD_DTYPE(a)) ? KBD_COLS(acc) % 32 == 0 : KBD_COLS(acc) % 16 == 0,                \
+    KBD_STATIC_ASSERT(KBD_ROWS(b) <= 128 && (KBD_DT_IS_INT8(KBD_DTYPE(a)) ? KBD_ROWS(b) % 16 : KBD_ROWS(b) % 8) == 0,  \
                       KBD__PAIR_RULE_N);                                                                               \
     KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, a);                                                                      \
     KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, b);                                                                      \
@@ -153,6 +167,33 @@ KBD_DEV void kbd__acc_release_pair(uint64_t *bar, KBD_SITE_PARAMS) {
     KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                        \
     KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
     kbd__acc_release_pair((bar), KBD_SITE);                                                                            \
+  } while (0)
+
+/* An M = 128 pair accumulator's view goes out in two moves, one per column half of the fold: lanes 0..63 hold
+ * columns 0..N/2-1 of the CTA's 64 rows, lanes 64..127 columns N/2..N-1. Each move is kbd_store2d's, over the
+ * 64 rows from r0: the first puts view row l at row l (rows 64.. fall outside the 64 and are masked), the second
+ * starts 64 rows above r0, so view row l lands at row l - 64 (rows ..63 fall above r0: masked). In the view's
+ * TMEM_ACC layout thread t holds row t, so warps 0-1 store in the first move and warps 2-3 in the second: the
+ * masks are uniform per warp. */
+KBD_TILE_FN void kbd__store2d_folded(kbd_tile_shape s, void *frag, char *mem, long long half, long long nrows,
+                                     long long ncols, long long ld, long long r0, long long c0, const char *file,
+                                     int line) {
+  const long long rows = nrows - r0 < 64 ? nrows - r0 : 64;
+  char *top = mem + r0 * ld * s.esize;
+  kbd_tile_move(s, frag, top, rows, ncols, ld, 0, c0, 1, 0, file, line);
+  kbd_tile_move(s, frag, top, rows, ncols, ld, -64, c0 + half, 1, 0, file, line);
+}
+#define KBD__FOLDED_RULE                                                                                               \
+  "kbd_store2d_folded: t must be a view of an M = 128 pair accumulator, KBD_ACC_TILE(dt, 128, C) (TMEM_ACC: row l "    \
+  "= Tensor Memory lane l)"
+#define kbd_store2d_folded(p, t, half, nrows, ncols, ld, r0, c0)                                                       \
+  do {                                                                                                                 \
+    KBD__DST_FIRST(t, "kbd_store2d_folded(p, t, half, nrows, ncols, ld, r0, c0)");                                     \
+    KBD__IS_REG(t);                                                                                                    \
+    KBD__PTR_MATCHES(t, p);                                                                                            \
+    KBD_STATIC_ASSERT(KBD_LAYOUT(t) == KBD_LAYOUT_TMEM_ACC && KBD_ROWS(t) == 128, KBD__FOLDED_RULE);                   \
+    kbd__store2d_folded(KBD__SHAPE(t), (t).v, (char *)(p), (long long)(half), (long long)(nrows), (long long)(ncols),  \
+                        (long long)(ld), (long long)(r0), (long long)(c0), __FILE__, __LINE__);                        \
   } while (0)
 
 /* Per block b of the tile: one box at x + b * box_dims[0], as kbd_tma_load. */

@@ -9,12 +9,16 @@
 #define PM_K 64  /* K per stage */
 
 typedef struct pm_params {
-  kbd_tensor_map a, b; /* A: M x K and B: PM_N x K, row-major bf16, boxes of 128 x 64 and 64 x 64 */
+  kbd_tensor_map a, b; /* A: M x K and B: PM_N x K, row-major bf16, boxes of 128 (or 64) x 64 and 64 x 64 */
   float *d;            /* M x PM_N, row-major */
   int kt;              /* K / PM_K */
+  int raw;             /* pm128_kernel: store each CTA's Tensor Memory view as it is (128 lanes x PM_N / 2, lane l
+                          at d row 128 * cta + l) instead of unfolded: the host checks Layout B itself */
 } pm_params;
 
-/* Clusters of 2 CTAs (one pair), 256 threads; pair p computes D rows 256p .. 256p + 255. */
+/* Clusters of 2 CTAs (one pair), 256 threads; pair p computes D rows 256p .. 256p + 255 (pm_kernel: M = 256, A
+ * boxes of 128 rows) or 128p .. 128p + 127 (pm128_kernel: M = 128, A boxes of 64 rows, the folded accumulator). */
 KBD_KERNEL_DECL(pm_kernel, pm_params);
+KBD_KERNEL_DECL(pm128_kernel, pm_params);
 
 #endif

@@ -1144,6 +1144,26 @@ static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_
   kbd_cpu_umma_record(w, S, u, &s, lane, col, accumulate, bdesc, KBD_SITE_ARGS);
 }
 
+/* A pair MMA's D row r (0..M-1 across the pair), column c: which CTA's Tensor Memory (*hi: the odd CTA's) and the
+ * cell there. M = 256 (Layout A): rows 128.. are the odd CTA's, row r & 127 at lane r & 127, column c. M = 128
+ * (Layout B, the fold): rows 64.. are the odd CTA's; of each CTA's 64 rows, columns 0..N/2-1 are at lanes 0..63
+ * and columns N/2..N-1 at lanes 64..127, both at D's columns 0..N/2-1. Sources: TVM's tmem_datapath_layout ("B":
+ * M = 128, cta_group::2, column halves folded across the two 64-lane halves; it cites PTX ISA 9.7.16.10.5) and
+ * CUTLASS's 2-SM Tensor Memory allocator for 64 rows per SM (lane stride 64 between the column halves); the PTX
+ * ISA figure itself was not reachable (docs/design/cta-pair.md). */
+static inline size_t kbd_cpu_pair_cell(const kbd_cpu_umma *u, int r, int c, int *hi) {
+  if (u->m == 256) {
+    *hi = r >= 128;
+    return (size_t)(u->lane + (uint32_t)(r & 127)) * KBD_TMEM_COLS + u->col + (uint32_t)c;
+  }
+  const int hn = u->n / 2;
+  *hi = r >= 64;
+  return (size_t)(u->lane + (uint32_t)(r & 63) + 64u * (uint32_t)(c >= hn)) * KBD_TMEM_COLS + u->col +
+         (uint32_t)(c % hn);
+}
+/* Tensor Memory columns a pair MMA's D takes in each CTA: N (Layout A) or N/2 (Layout B). */
+static inline int kbd_cpu_pair_cols(const kbd_cpu_umma *u) { return u->m == 256 ? u->n : u->n / 2; }
+
 /* The Tensor Memory cell of D row r, column c of an MMA (ptx-reference 5.7: M = 128 Layout D, M = 64 Layout F). */
 static inline size_t kbd_cpu_umma_cell(const kbd_cpu_umma *u, int r, int c) {
   const uint32_t lane = kbd_cpu_umma_lane(u->m, u->lane, r);
@@ -1161,20 +1181,18 @@ static inline void kbd_cpu_umma_complete(kbd_cpu_warp *w, KBD_SITE_PARAMS) {
     kbd_cpu_umma *u = S->uq[w->id][i];
     if (u->pair) kbd_cpu_pair_complete_check(u, KBD_SITE_ARGS);
     for (int r = 0; r < u->m; ++r) {
-      /* a pair MMA: rows 128.. are the odd CTA's, at lanes 0.. of its Tensor Memory (Layout A) */
+      /* a pair MMA: the rows of the odd CTA's half land in its Tensor Memory (kbd_cpu_pair_cell) */
       kbd_cpu_mma_state *T = S;
       uint32_t tbase = base;
-      size_t x0 = 0;
-      if (u->pair) {
-        const int hi = r >= 128;
-        T = hi ? kbd_cpu_tmem_state(u->pair) : S;
-        tbase = hi ? u->pair->sh.base : base;
-        x0 = (size_t)(u->lane + (uint32_t)(r & 127)) * KBD_TMEM_COLS + u->col;
-      } else {
-        x0 = kbd_cpu_umma_cell(u, r, 0);
-      }
+      const size_t x0 = u->pair ? 0 : kbd_cpu_umma_cell(u, r, 0);
       for (int c = 0; c < u->n; ++c) {
-        const size_t x = x0 + (size_t)c;
+        size_t x = x0 + (size_t)c;
+        if (u->pair) {
+          int hi;
+          x = kbd_cpu_pair_cell(u, r, c, &hi);
+          T = hi ? kbd_cpu_tmem_state(u->pair) : S;
+          tbase = hi ? u->pair->sh.base : base;
+        }
         if (u->accumulate) {
           const uint32_t who = T->tm_who[x] & 0x7FFFu;
           if (T->tm_clk[x] < tbase)

@@ -3,15 +3,17 @@
  *
  * A pair is the two CTAs of a cluster whose ranks differ in bit 0. The MMA is the single-CTA one's (cpu/mma.h:
  * descriptor decoders, numeric contract, completion at the issuing thread's commit) with the operands and the
- * result split between the pair: A rows 0..127 and B rows 0..N/2-1 come from the even CTA's shared memory, A rows
- * 128..255 and B rows N/2..N-1 from the odd CTA's, through the same descriptors (the same offsets), and D rows
- * 0..127 land in the even CTA's Tensor Memory, rows 128..255 in the odd CTA's, each at lanes 0..127 (Layout A).
+ * result split between the pair: A rows 0..M/2-1 and B rows 0..N/2-1 come from the even CTA's shared memory, A
+ * rows M/2..M-1 and B rows N/2..N-1 from the odd CTA's, through the same descriptors (the same offsets), and D rows
+ * 0..M/2-1 land in the even CTA's Tensor Memory, rows M/2..M-1 in the odd CTA's. M = 256: each CTA's 128 rows at
+ * lanes 0..127 (Layout A). M = 128 (Layout B): each CTA's 64 rows folded, columns 0..N/2-1 at lanes 0..63 and
+ * columns N/2..N-1 at lanes 64..127, both halves at the D address's columns 0..N/2-1 (kbd_cpu_pair_cell).
  * Every single-CTA check applies to each CTA's part: operand bytes delivered and ordered before the issuing
  * thread (the odd CTA's TMA loads complete on the even CTA's barrier, which the issuer waits on), generic stores
  * fenced, Tensor Memory readers ordered before the MMA, D inside an allocation of each CTA. Added here:
  *   - one .cta_group per kernel (also in cpu/mma.h's single-CTA twins): ptxas rejects a mix;
  *   - the MMA is issued from the even CTA (kbd's rule: its Tensor Memory holds D's first half) while the odd CTA
- *     runs, and only M = 256 is emulated (M = 128 with ::2 uses a layout ptx-reference 5.7 does not give);
+ *     runs, and D's address is lane 0 (both layouts fill all 128 lanes);
  *   - the collective alloc: the first of the pair's two warps waits for the other's (a deadlock report names
  *     both), the two column counts agree, and both CTAs get the same columns;
  *   - a dealloc while a pair MMA that writes those columns is not complete, and a completion after the odd
@@ -130,7 +132,9 @@ static inline const kbd_cpu_umma *kbd_cpu_pair_pending(kbd_cpu_cta *cta, kbd_cpu
   for (int wi = 0; wi < KBD_CPU_MAX_WARPS; ++wi)
     for (int i = 0; i < L->un[wi]; ++i) {
       const kbd_cpu_umma *u = L->uq[wi][i];
-      if (u->pair && (cta == even || u->pair == cta) && u->col < col + ncols && col < u->col + (uint32_t)u->n) return u;
+      if (u->pair && (cta == even || u->pair == cta) && u->col < col + ncols &&
+          col < u->col + (uint32_t)kbd_cpu_pair_cols(u))
+        return u;
     }
   return NULL;
 }
@@ -199,11 +203,6 @@ static inline void kbd_hw_umma_pair(uint32_t dtmem, int kind, uint32_t idesc, ui
                   what, cta->rank, cta->rank ^ 1);
   kbd_cpu_dsmem_reachable(w, peer, what, KBD_SITE_ARGS);
   const kbd_cpu_mma_shape s = kbd_cpu_mma_shape_of_g(KBD_MMA_SM100, kind, idesc, 2, what, KBD_SITE_ARGS);
-  if (s.m != 256)
-    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                  "%s with M = %d: only M = 256 (128 rows per CTA, Layout A) is emulated; M = 128 across a pair "
-                  "uses a Tensor Memory layout ptx-reference 5.7 does not give",
-                  what, s.m);
   const char *why = kbd_umma_desc_check(adesc, s.amaj, s.aes);
   if (why)
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s: A descriptor 0x%016llx: %s", what, (unsigned long long)adesc,
@@ -216,23 +215,24 @@ static inline void kbd_hw_umma_pair(uint32_t dtmem, int kind, uint32_t idesc, ui
   kbd_cpu_tcgen05_group(S, 2, what, KBD_SITE_ARGS);
   const uint32_t lane = dtmem >> 16, col = dtmem & 0xFFFFu;
   if (lane != 0)
-    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                  "%s M = 256: the D address's lane is %u; it must be 0 (Layout A: row r of each CTA's half at lane "
-                  "r)",
-                  what, lane);
-  kbd_cpu_tmem_inside(S, col, (uint32_t)s.n, "tcgen05.mma.cta_group::2 (D, this CTA's half)", KBD_SITE_ARGS);
-  kbd_cpu_tmem_inside(P, col, (uint32_t)s.n, "tcgen05.mma.cta_group::2 (D, the odd CTA's half)", KBD_SITE_ARGS);
+    kbd_cpu_fault(
+        KBD_ERR_INVALID, KBD_SITE_ARGS, "%s M = %d: the D address's lane is %u; it must be 0 (%s)", what, s.m, lane,
+        s.m == 256 ? "Layout A: row r of each CTA's half at lane r"
+                   : "Layout B: each CTA's 64 rows at lanes 0..63 and again at 64..127, one column half each");
+  /* Tensor Memory columns of each CTA's half: N (Layout A), N/2 (Layout B's fold) */
+  const int hn = s.n / 2, dcols = s.m == 256 ? s.n : hn, hm = s.m / 2;
+  kbd_cpu_tmem_inside(S, col, (uint32_t)dcols, "tcgen05.mma.cta_group::2 (D, this CTA's half)", KBD_SITE_ARGS);
+  kbd_cpu_tmem_inside(P, col, (uint32_t)dcols, "tcgen05.mma.cta_group::2 (D, the odd CTA's half)", KBD_SITE_ARGS);
   if (cta->L->race_check) {
-    kbd_cpu_umma_check_readers_in(w, S, cta, S, lane, col, 128, s.n, KBD_SITE_ARGS);
-    kbd_cpu_umma_check_readers_in(w, S, peer, P, lane, col, 128, s.n, KBD_SITE_ARGS);
+    kbd_cpu_umma_check_readers_in(w, S, cta, S, lane, col, 128, dcols, KBD_SITE_ARGS);
+    kbd_cpu_umma_check_readers_in(w, S, peer, P, lane, col, 128, dcols, KBD_SITE_ARGS);
   }
   kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel);
   kbd_cpu_umma *u = kbd_cpu_umma_alloc(&s);
   u->pair = peer;
-  const int hn = s.n / 2;
-  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM100, adesc, s.ta, s.amaj, 0, 128, s.kel, s.nega, S->sa, &u->ch,
+  kbd_cpu_mma_operand(cta, w, KBD_MMA_SM100, adesc, s.ta, s.amaj, 0, hm, s.kel, s.nega, S->sa, &u->ch,
                       "tcgen05.mma.cta_group::2 (operand A, this CTA's rows)", KBD_SITE_ARGS);
-  kbd_cpu_mma_operand(peer, w, KBD_MMA_SM100, adesc, s.ta, s.amaj, 0, 128, s.kel, s.nega, S->sa + 128 * s.kel, &u->pch,
+  kbd_cpu_mma_operand(peer, w, KBD_MMA_SM100, adesc, s.ta, s.amaj, 0, hm, s.kel, s.nega, S->sa + hm * s.kel, &u->pch,
                       "tcgen05.mma.cta_group::2 (operand A, the odd CTA's rows)", KBD_SITE_ARGS);
   kbd_cpu_mma_operand(cta, w, KBD_MMA_SM100, bdesc, s.tb, s.bmaj, 0, hn, s.kel, s.negb, S->sb, &u->ch,
                       "tcgen05.mma.cta_group::2 (operand B, this CTA's rows)", KBD_SITE_ARGS);
@@ -244,12 +244,12 @@ static inline void kbd_hw_umma_pair(uint32_t dtmem, int kind, uint32_t idesc, ui
 /* At the completion of a pair MMA (its commit): the odd CTA still holds D's columns. */
 static inline void kbd_cpu_pair_complete_check(const kbd_cpu_umma *u, KBD_SITE_PARAMS) {
   const kbd_cpu_mma_state *P = kbd_cpu_tmem_state(u->pair);
-  if (KBD_UNLIKELY(kbd_cpu_tmem_find(P, u->col, (uint32_t)u->n) < 0))
+  if (KBD_UNLIKELY(kbd_cpu_tmem_find(P, u->col, (uint32_t)kbd_cpu_pair_cols(u)) < 0))
     kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                   "the pair MMA issued at %s:%d completes here, but cluster CTA %d freed its Tensor Memory columns "
                   "[%u, %u) before: a CTA frees only after the commit's barrier phase (both CTAs wait for it) and a "
                   "cluster barrier",
-                  u->file, u->line, u->pair->rank, u->col, u->col + (uint32_t)u->n);
+                  u->file, u->line, u->pair->rank, u->col, u->col + (uint32_t)kbd_cpu_pair_cols(u));
 }
 
 /* tcgen05.commit.cta_group::2 ... .multicast::cluster [bar], mask (one thread). */
