@@ -29,7 +29,11 @@
  *   CTest entry). Exit 77 without a device of this binary's arch, 1 on a mismatch (never on timings), 2 on bad
  *   arguments.
  *
- * TODO is in docs/benchmarks.md, not here: cuDNN's fused attention as a second baseline.
+ * cuDNN (built with KBD_BENCH_HAVE_CUDNN: bench/CMakeLists.txt, when cuDNN and the cudnn_frontend headers are
+ *   present): every forward row also runs cuDNN's fused attention (attention_cudnn.cpp, the frontend's SDPA graph)
+ *   on the same inputs into a second output, timed the same way and checked against the same reference rows; the
+ *   table shows its TFLOP/s and kbd / cuDNN. A shape cuDNN has no engine for prints its message and n/a. A cuDNN
+ *   mismatch is marked (cudnn_correct=0) but does not fail the run: it is the baseline's problem, not kbd's.
  */
 #ifndef KBD_CPU
 
@@ -40,6 +44,9 @@
 #include "attention.h" /* examples/attention; in a host C file kbd includes <cuda_runtime_api.h> */
 
 #include "bench_util.h"
+#ifdef KBD_BENCH_HAVE_CUDNN
+#include "attention_cudnn.h"
+#endif
 
 #ifndef BENCH_GPU_ARCH
 #error "BENCH_GPU_ARCH (90 or 100) is set per target by bench/CMakeLists.txt"
@@ -206,17 +213,30 @@ typedef struct timing {
   int iters;
 } timing;
 
-static timing time_calls(const attn_args *a, int reps) {
+/* one call of what is timed: kbd's attn_run, or cuDNN's */
+typedef void (*bench_call)(const void *ctx);
+static void call_kbd(const void *ctx) { run((const attn_args *)ctx); }
+#ifdef KBD_BENCH_HAVE_CUDNN
+static void call_cudnn(const void *ctx) {
+  char err[512];
+  if (attn_cudnn_run((const attn_cudnn_case *)ctx, err, sizeof err) != 0) {
+    fprintf(stderr, "attention_gpu: %s\n", err);
+    exit(1);
+  }
+}
+#endif
+
+static timing time_calls(bench_call call, const void *ctx, int reps) {
   timing t;
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   for (int i = 0; i < 3; ++i)
-    run(a); /* warm-up: module load, first touch, clocks */
+    call(ctx); /* warm-up: module load, first touch, clocks */
   CK(cudaDeviceSynchronize());
   float ms = 0.0f;
   CK(cudaEventRecord(e0, 0));
-  run(a);
+  call(ctx);
   CK(cudaEventRecord(e1, 0));
   CK(cudaEventSynchronize(e1));
   CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -228,7 +248,7 @@ static timing time_calls(const attn_args *a, int reps) {
     CK(cudaEventRecord(e0, 0));
     const double h0 = bench_now_s();
     for (int i = 0; i < iters; ++i)
-      run(a);
+      call(ctx);
     h[r] = (bench_now_s() - h0) / iters;
     CK(cudaEventRecord(e1, 0));
     CK(cudaEventSynchronize(e1));
@@ -344,18 +364,24 @@ int main(int argc, char **argv) {
       const size_t el = (size_t)tokens * (size_t)(fixed_heads ? fixed_heads * hdims[i] : 2048);
       maxel = el > maxel ? el : maxel;
     }
-    void *dq, *dk, *dv, *dout;
+    void *dq, *dk, *dv, *dout, *dout2 = NULL; /* dout2: cuDNN's output */
     float *dlse;
     KBD_CHECK(kbd_malloc(&dq, maxel * 2));
     KBD_CHECK(kbd_malloc(&dk, maxel * 2));
     KBD_CHECK(kbd_malloc(&dv, maxel * 2));
     KBD_CHECK(kbd_malloc(&dout, maxel * 2));
+#ifdef KBD_BENCH_HAVE_CUDNN
+    KBD_CHECK(kbd_malloc(&dout2, maxel * 2));
+    printf("\n# cuDNN %ld beside kbd: its fused attention (cudnn_frontend SDPA) on the same inputs\n",
+           attn_cudnn_version());
+#endif
     KBD_CHECK(kbd_malloc((void **)&dlse, sizeof(float) * (size_t)tokens * 32));
     printf("\n# forward: batch = %lld / seq, heads = %s, FLOPs = 4 b h s^2 d (/2 causal); FA3 = H100 SXM5 fp16 "
            "(arXiv:2407.08608v2 Fig. 5), FA4 = B200 (arXiv:2603.05451: up to %d TFLOP/s bf16, per-shape n/a)\n",
            tokens, fixed_heads ? "2" : "2048 / head_dim", FA4_B200_PEAK_TFLOPS);
-    printf("%5s %5s %6s %6s %6s %6s | %10s %9s %9s | %8s %8s %8s | %9s\n", "dtype", "hdim", "causal", "seq", "batch",
-           "heads", "ms", "TFLOP/s", "best", "FA3 H100", "FA4 B200", "kbd/ref", "max|err|");
+    printf("%5s %5s %6s %6s %6s %6s | %10s %9s %9s | %8s %8s %8s | %8s %9s | %9s\n", "dtype", "hdim", "causal", "seq",
+           "batch", "heads", "ms", "TFLOP/s", "best", "FA3 H100", "FA4 B200", "kbd/ref", "cuDNN", "kbd/cuDNN",
+           "max|err|");
     for (int f16 = 0; f16 <= with_f16; ++f16) {
       inputs_make(&in, f16);
       fill(dq, maxel, in.blk[0]);
@@ -384,7 +410,7 @@ int main(int argc, char **argv) {
               run(&a);
               CK(cudaDeviceSynchronize());
             } else {
-              t = time_calls(&a, reps);
+              t = time_calls(call_kbd, &a, reps);
             }
             double worst;
             const int ok = check_args(&a, &in, &worst);
@@ -394,17 +420,43 @@ int main(int argc, char **argv) {
             const int ref3 = fa3_ref(d, causal, seq, batch, heads);
             const int ref = BENCH_GPU_ARCH == 90 ? ref3 : 0;
             const int hostb = !smoke && t.host_s >= 0.9 * t.median_s;
+            /* cuDNN on the same inputs: TFLOP/s, and its check (-1: not built, -2: no engine for the shape) */
+            double ctf = 0.0, cworst = 0.0;
+            int cok = -1;
+            (void)dout2;
+#ifdef KBD_BENCH_HAVE_CUDNN
+            {
+              const attn_cudnn_case cc = {
+                  (int)batch, heads, heads, (int)seq, (int)seq, d, causal, f16, 1.0f / sqrtf((float)d),
+                  dq,         dk,    dv,    dout2};
+              char err[512];
+              KBD_CHECK(kbd_memset_device(dout2, 0xff, (size_t)batch * heads * seq * d * 2));
+              if (attn_cudnn_run(&cc, err, sizeof err) == 0) {
+                CK(cudaDeviceSynchronize());
+                attn_args a2 = a;
+                a2.o = dout2;
+                cok = check_args(&a2, &in, &cworst);
+                if (!smoke) ctf = fl / time_calls(call_cudnn, &cc, reps).median_s * 1e-12;
+              } else {
+                cok = -2;
+                printf("# %s\n", err);
+              }
+            }
+#endif
             printf("BENCH bench=attention_gpu kind=fwd arch=sm_%da dtype=%s head_dim=%d causal=%d seq=%lld batch=%lld "
                    "heads=%d iters=%d reps=%d median_s=%.9g best_s=%.9g host_s=%.9g tflops=%.2f best_tflops=%.2f "
-                   "fa3_h100_fp16=%d host_bound=%d max_err=%.3g correct=%d\n",
+                   "fa3_h100_fp16=%d host_bound=%d max_err=%.3g correct=%d cudnn_tflops=%.2f cudnn_max_err=%.3g "
+                   "cudnn_correct=%d\n",
                    BENCH_GPU_ARCH, f16 ? "f16" : "bf16", d, causal, seq, batch, heads, t.iters, reps, t.median_s,
-                   t.best_s, t.host_s, tf, tfb, ref3, hostb, worst, ok);
+                   t.best_s, t.host_s, tf, tfb, ref3, hostb, worst, ok, ctf, cworst, cok);
             char r3[16] = "n/a", rr[16] = "n/a"; /* published number, kbd / the reference of this arch */
             if (ref3) snprintf(r3, sizeof r3, "%d", ref3);
             if (ref && !smoke) snprintf(rr, sizeof rr, "%.2f", tf / ref);
-            printf("%5s %5d %6d %6lld %6lld %6d | %10.3f %9.1f %9.1f | %8s %8s %8s | %9.2e%s%s\n", f16 ? "f16" : "bf16",
-                   d, causal, seq, batch, heads, 1e3 * t.median_s, tf, tfb, r3, "n/a", rr, worst, hostb ? "  H" : "",
-                   ok ? "" : "  MISMATCH");
+            char cd[16] = "n/a", cr[16] = "n/a"; /* cuDNN's TFLOP/s, kbd / cuDNN */
+            if (cok >= 0 && !smoke) snprintf(cd, sizeof cd, "%.1f", ctf), snprintf(cr, sizeof cr, "%.2f", tf / ctf);
+            printf("%5s %5d %6d %6lld %6lld %6d | %10.3f %9.1f %9.1f | %8s %8s %8s | %8s %9s | %9.2e%s%s%s\n",
+                   f16 ? "f16" : "bf16", d, causal, seq, batch, heads, 1e3 * t.median_s, tf, tfb, r3, "n/a", rr, cd, cr,
+                   worst, hostb ? "  H" : "", ok ? "" : "  MISMATCH", cok == 0 ? "  cuDNN MISMATCH" : "");
             fflush(stdout);
           }
       }
@@ -413,7 +465,11 @@ int main(int argc, char **argv) {
     KBD_CHECK(kbd_free(dk));
     KBD_CHECK(kbd_free(dv));
     KBD_CHECK(kbd_free(dout));
+    if (dout2) KBD_CHECK(kbd_free(dout2));
     KBD_CHECK(kbd_free(dlse));
+#ifdef KBD_BENCH_HAVE_CUDNN
+    attn_cudnn_release();
+#endif
   }
 
   if (do_dec) {
@@ -466,7 +522,7 @@ int main(int argc, char **argv) {
             run(&a);
             CK(cudaDeviceSynchronize());
           } else {
-            t = time_calls(&a, reps);
+            t = time_calls(call_kbd, &a, reps);
           }
           double worst;
           const int ok = check_args(&a, &in, &worst);

@@ -79,3 +79,37 @@ kbd_sass_tools() {
   [ -n "$found" ] && chmod +x "$found" "$(dirname "$found")/nvdisasm" 2>/dev/null && echo "$found"
   return 0
 }
+
+# cuDNN's attention baseline (bench/attention_cudnn.cpp) needs the cudnn_frontend C++ headers; NVIDIA ships them in
+# the PyPI wheel nvidia-cudnn-frontend (its include/ directory). Fetched into the build tree only when nvcc and
+# libcudnn are present (nothing system-wide, no Python package installed); prints the include directory, or
+# nothing when it is not needed or the download fails (the baseline is then not built).
+KBD_CUDNN_FRONTEND_VERSION=1.32.0
+kbd_cudnn_frontend() {
+  local dir="$1/cudnn-frontend"
+  command -v nvcc >/dev/null 2>&1 || return 0
+  local cuda; cuda=$(cd "$(dirname "$(command -v nvcc)")/.." && pwd)
+  local f have=0
+  for f in "$cuda"/lib64/libcudnn.so* "$cuda"/targets/*/lib/libcudnn.so* /usr/lib/*/libcudnn.so*; do
+    [ -e "$f" ] && have=1
+  done
+  [ "$have" = 1 ] || return 0
+  if [ ! -f "$dir/include/cudnn_frontend.h" ] && command -v python3 >/dev/null 2>&1; then
+    local logs; logs=$(kbd__logs)
+    mkdir -p "$dir/wheel"
+    if python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: -d "$dir/wheel" \
+      "nvidia-cudnn-frontend==$KBD_CUDNN_FRONTEND_VERSION" >"$logs/pip-cudnn-frontend.log" 2>&1; then
+      python3 - "$dir" >>"$logs/pip-cudnn-frontend.log" 2>&1 <<'PY' || true
+import glob, sys, zipfile
+d = sys.argv[1]
+for whl in glob.glob(d + "/wheel/*.whl"):
+    with zipfile.ZipFile(whl) as z:
+        z.extractall(d, [n for n in z.namelist() if n.startswith("include/")])
+PY
+    fi
+    [ -f "$dir/include/cudnn_frontend.h" ] ||
+      echo "kbd: cudnn_frontend headers not fetched (see $logs/pip-cudnn-frontend.log); cuDNN baseline not built" >&2
+  fi
+  [ -f "$dir/include/cudnn_frontend.h" ] && echo "$dir/include"
+  return 0
+}

@@ -51,7 +51,9 @@ configure=(cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKBD_BUILD_T
 build_cmd=(cmake --build "$build" -j"$jobs")
 test_cmd=(ctest --test-dir "$build" --output-on-failure -j"$jobs" ${ctest_args[@]+"${ctest_args[@]}"})
 if [ "$dry" = 1 ]; then
-  printf '%q ' "${configure[@]}"; echo "[-DKBD_CUOBJDUMP=<SASS tools, when found>] >$build/logs/configure.log"
+  printf '%q ' "${configure[@]}"
+  echo "[-DKBD_CUOBJDUMP=<SASS tools, when found>] [-DKBD_CUDNN_FRONTEND_INCLUDE=<cudnn_frontend headers, when" \
+    "cuDNN is installed>] >$build/logs/configure.log"
   printf '%q ' "${build_cmd[@]}"; echo "| tee $build/logs/build.log"
   printf '%q ' "${test_cmd[@]}"; echo
   exit 0
@@ -61,7 +63,9 @@ mkdir -p "$build"
 kbd_log_dir "$build"
 kbd_need_test_tools
 sass=$(kbd_sass_tools "$build")
-"${configure[@]}" ${sass:+-DKBD_CUOBJDUMP="$sass"} >"$KBD_LOG_DIR/configure.log" 2>&1 || {
+cudnn_fe=$(kbd_cudnn_frontend "$build")
+"${configure[@]}" ${sass:+-DKBD_CUOBJDUMP="$sass"} ${cudnn_fe:+-DKBD_CUDNN_FRONTEND_INCLUDE="$cudnn_fe"} \
+  >"$KBD_LOG_DIR/configure.log" 2>&1 || {
   tail -20 "$KBD_LOG_DIR/configure.log" >&2
   echo "run-tests.sh: configure failed; full log: $KBD_LOG_DIR/configure.log" >&2
   exit 1
