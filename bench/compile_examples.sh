@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # compile_examples.sh - how long does nvcc take to build the GEMM and attention examples? (docs/benchmarks.md)
 #
-#   bench/compile_examples.sh [--runs N] [--arch "90a 100a"] [--std c++14] [--smoke] [--workdir DIR]
+#   bench/compile_examples.sh [--runs N] [--arch "90a 100a"] [--std c++14] [--ptxas-threads N] [--smoke]
+#                             [--workdir DIR]
 #
-# For each GPU arch, times `nvcc -O3 -std=c++14 -gencode arch=compute_<a>,code=sm_<a> -c` (the flags the CMake
-# build uses, less the warning flags; --std picks another dialect, e.g. c++17, nvcc's default) on:
+# For each GPU arch, times `nvcc -O3 -std=c++14 -gencode arch=compute_<a>,code=sm_<a> -Xptxas -split-compile=0 -c`
+# (the flags the CMake build uses, less the warning flags; --std picks another dialect, e.g. c++17, nvcc's default;
+# --ptxas-threads the -split-compile count, KBD_PTXAS_THREADS in CMake: 1 compiles the kernels one after another) on:
 #   gemm_all    examples/gemm/gemm.cu               the GEMM kernel with its five operand variants (4 bf16
 #                                                    layouts, e4m3)
 #   gemm_one    gemm.h + the kernel with one variant  GEMM_BF16_RC only (row-major A, column-major B)
@@ -28,6 +30,7 @@ NVCC="${NVCC:-$(command -v nvcc || true)}"
 runs=3
 archs="90a 100a"
 std=c++14
+ptxas_threads=0
 smoke=0
 workdir=""
 while [[ $# -gt 0 ]]; do
@@ -35,13 +38,17 @@ while [[ $# -gt 0 ]]; do
     --runs) runs="$2"; shift 2 ;;
     --arch) archs="$2"; shift 2 ;;
     --std) std="$2"; shift 2 ;;
+    --ptxas-threads) ptxas_threads="$2"; shift 2 ;;
     --smoke) smoke=1; shift ;;
     --workdir) workdir="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "compile_examples.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "compile_examples.sh: --runs needs a positive integer" >&2; exit 2; }
+[[ "$ptxas_threads" =~ ^[0-9]+$ ]] || { echo "compile_examples.sh: --ptxas-threads needs a count (0: one per core)" >&2; exit 2; }
+split=()
+[[ "$ptxas_threads" != 1 ]] && split=(-Xptxas "-split-compile=$ptxas_threads")
 if [[ -z "$NVCC" ]] || ! "$NVCC" --version > /dev/null 2>&1; then
   echo "compile_examples.sh: nvcc not found (set NVCC=...): nothing to time"
   exit 77
@@ -79,8 +86,8 @@ case_cmd() { # key = <case>_sm<arch>
     attn_*) src="$c.cu" inc="$attn" ;;
     *) echo "compile_examples.sh: unknown case $key" >&2; exit 2 ;;
   esac
-  CMD=("$NVCC" -O3 -DNDEBUG -std="$std" -gencode "arch=compute_$a,code=sm_$a" -I"$KBD_INCLUDE_DIR" -I"$inc" -c "$src"
-       -o "$key.o")
+  CMD=("$NVCC" -O3 -DNDEBUG -std="$std" -gencode "arch=compute_$a,code=sm_$a" ${split[@]+"${split[@]}"}
+       -I"$KBD_INCLUDE_DIR" -I"$inc" -c "$src" -o "$key.o")
 }
 cases=(gemm_none gemm_one attn_none attn_one)
 [[ $smoke -eq 0 ]] && cases+=(gemm_all attn_all)
@@ -98,7 +105,8 @@ TIME_BIN=""
 declare -A WALL CPUT MED MIN MAX CPU
 
 echo "# compile_examples.sh: $(nproc) cores ($(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -1));" \
-  "loadavg $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?); runs=$runs, interleaved, -std=$std"
+  "loadavg $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?); runs=$runs, interleaved, -std=$std," \
+  "ptxas threads $ptxas_threads"
 echo "# nvcc: $("$NVCC" --version | tail -2 | head -1)"
 if [[ $smoke -eq 0 ]]; then
   for k in "${keys[@]}"; do case_cmd "$k"; "${CMD[@]}" > /dev/null 2> "$k.err" || fail "$k"; done

@@ -37,9 +37,20 @@ if(NOT DEFINED KBD_HAVE_CUDA)
   endif()
 endif()
 
+# ptxas compiles the kernels of one translation unit in parallel threads (-Xptxas -split-compile=N; 0: one per core).
+# The SASS is byte for byte the one of a serial compile (every example, both archs: docs/benchmarks.md, "Compile
+# time"), so only the wall time changes: a file with several kernels (the attention example's seven) builds about
+# 1 s faster on 2 cores. nvcc's own -split-compile (cicc's optimizer) is not used: it changes the sm_100a code.
+set(KBD_PTXAS_THREADS 0 CACHE STRING
+    "ptxas threads per translation unit for kbd_add_program GPU targets (-Xptxas -split-compile; 0: one per core, 1: serial)")
+
 function(kbd_gpu_flags out arch)
-  set(${out} -gencode arch=compute_${arch},code=sm_${arch} -Werror all-warnings
-      "SHELL:-Xcompiler -Wall" "SHELL:-Xcompiler -Wextra" "SHELL:-Xcompiler -Werror" PARENT_SCOPE)
+  set(flags -gencode arch=compute_${arch},code=sm_${arch} -Werror all-warnings "SHELL:-Xcompiler -Wall"
+      "SHELL:-Xcompiler -Wextra" "SHELL:-Xcompiler -Werror")
+  if(NOT KBD_PTXAS_THREADS STREQUAL "1")
+    list(APPEND flags "SHELL:-Xptxas -split-compile=${KBD_PTXAS_THREADS}")
+  endif()
+  set(${out} ${flags} PARENT_SCOPE)
 endfunction()
 
 function(kbd_add_program name)
