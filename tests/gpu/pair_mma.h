@@ -14,6 +14,7 @@ typedef struct pm_params {
   int kt;              /* K / PM_K */
   int raw;             /* pm128_kernel: store each CTA's Tensor Memory view as it is (128 lanes x PM_N / 2, lane l
                           at d row 128 * cta + l) instead of unfolded: the host checks Layout B itself */
+  int small_alloc;     /* broken on purpose (CPU machine only): allocate 32 columns, fewer than D takes */
 } pm_params;
 
 /* Clusters of 2 CTAs (one pair), 256 threads; pair p computes D rows 256p .. 256p + 255 (pm_kernel: M = 256, A

@@ -31,7 +31,10 @@ KBD_KERNEL(PM_KERNEL, 256, pm_params) {
       kbd_mbarrier_init(accempty, 2 * KBD_ACC_RELEASES(128)); /* both CTAs' epilogue warps */
       kbd_fence_mbarrier_init();                              /* the peer completes bytes and arrives on these */
     }
-    kbd_tmem_alloc_pair(tm, PM_ACOLS);
+    if (p.small_alloc)
+      kbd_tmem_alloc_pair(tm, 32);
+    else
+      kbd_tmem_alloc_pair(tm, PM_ACOLS);
   }
   kbd_cluster_sync(); /* both CTAs' barriers and the allocation before any use */
 
@@ -77,7 +80,12 @@ KBD_KERNEL(PM_KERNEL, 256, pm_params) {
     kbd_acc_release_pair(acc, accempty); /* (one tile: nobody waits; the call shows the multi-tile handshake) */
   }
   kbd_cluster_sync(); /* no Tensor Memory access of either CTA after this */
-  if (kbd_warp_id() == 0) kbd_tmem_free_pair(tm, PM_ACOLS);
+  if (kbd_warp_id() == 0) {
+    if (p.small_alloc)
+      kbd_tmem_free_pair(tm, 32);
+    else
+      kbd_tmem_free_pair(tm, PM_ACOLS);
+  }
 }
 
 #undef PM_AROWS

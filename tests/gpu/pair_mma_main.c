@@ -14,7 +14,8 @@ static float pm_value(int i, int j, int salt) { return (float)(((i * 5 + j * 3 +
 
 /* m: the pair's M (256: pm_kernel, 128: pm128_kernel). Returns the number of mismatching elements, or -1 if a call
  * failed. */
-static long long pm_run(int m, int pairs, int kt, int raw) {
+static kbd_status pm_last; /* the launch's status */
+static long long pm_run(int m, int pairs, int kt, int raw, int small_alloc) {
   const int M = m * pairs, K = PM_K * kt;
   kbd_bf16 *ha = malloc(sizeof(kbd_bf16) * (size_t)M * (size_t)K), *hb = malloc(sizeof(kbd_bf16) * PM_N * (size_t)K);
   float *hd = malloc(sizeof(float) * (size_t)M * PM_N);
@@ -43,13 +44,15 @@ static long long pm_run(int m, int pairs, int kt, int raw) {
   p.d = dd;
   p.kt = kt;
   p.raw = raw;
+  p.small_alloc = small_alloc;
   const kbd_launch_cfg cfg = kbd_cfg_cluster(kbd_cfg_1d((unsigned)(2 * pairs)), 2, 1, 1);
   if (st.code == KBD_OK) st = m == 256 ? pm_kernel(cfg, p) : pm128_kernel(cfg, p);
   if (st.code == KBD_OK) st = kbd_device_sync();
   if (st.code == KBD_OK) st = kbd_copy_to_host(hd, dd, sizeof(float) * (size_t)M * PM_N);
   long long bad = -1;
+  pm_last = st;
   if (st.code != KBD_OK) {
-    fprintf(stderr, "pair_mma: %s\n", st.msg);
+    if (!small_alloc) fprintf(stderr, "pair_mma: %s\n", st.msg);
   } else {
     bad = 0;
     for (int i = 0; i < M; ++i)
@@ -72,7 +75,25 @@ static long long pm_run(int m, int pairs, int kt, int raw) {
   return bad;
 }
 
-int main(void) {
+/* --broken-alloc (CPU machine): each kernel allocates 32 Tensor Memory columns, fewer than its D takes (128, or 64
+ * for the M = 128 fold): the first pair MMA must be refused with both CTAs' columns named, at the kernel's line. */
+static int pm_broken_alloc(void) {
+  int reported = 0;
+  for (int m = 256; m >= 128; m -= 128) {
+    (void)pm_run(m, 1, 1, 0, 1);
+    const int ok = pm_last.code == KBD_ERR_BOUNDS && strstr(pm_last.msg, "pair_mma_kernel.h:") &&
+                   strstr(pm_last.msg, "tcgen05.mma.cta_group::2 (D, this CTA's half)") &&
+                   strstr(pm_last.msg, m == 256 ? "columns [0, 128)" : "columns [0, 64)");
+    printf("pair_mma: M = %d with 32 columns allocated: %s (%s)\n", m, ok ? "reported" : "NOT REPORTED",
+           pm_last.code == KBD_OK ? "ran" : pm_last.msg);
+    reported += ok;
+  }
+  printf("pair_mma: broken alloc %s\n", reported == 2 ? "reported" : "FAILED");
+  return reported == 2 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--broken-alloc")) return pm_broken_alloc();
   const int shapes[][2] = {{1, 1}, {1, 4}, {2, 3}, {3, 2}};
   long long bad = 0;
   /* M = 256; M = 128 unfolded by kbd_store2d_folded; M = 128 as Tensor Memory holds it (the fold itself) */
@@ -80,7 +101,7 @@ int main(void) {
   for (int r = 0; r < 3; ++r)
     for (int i = 0; i < 4; ++i) {
       const int m = runs[r][0], raw = runs[r][1];
-      const long long b = pm_run(m, shapes[i][0], shapes[i][1], raw);
+      const long long b = pm_run(m, shapes[i][0], shapes[i][1], raw, 0);
       if (b < 0) return 1;
       printf("pair_mma: M = %d%s, %d pair(s), K = %d: %lld mismatches\n", m, raw ? " (Tensor Memory view)" : "",
              shapes[i][0], PM_K * shapes[i][1], b);
