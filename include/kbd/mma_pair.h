@@ -43,9 +43,8 @@
   "cluster with kbd_tma_load_multicast"
 #define KBD__PAIR_RULE_SHAPES                                                                                          \
   "kbd_mma_pair_issue: M = 256 across the pair: acc KBD_ACC(dt, 128, N), a this CTA's 128 x K rows of A; M = 128: "    \
-  "acc "                                                                                                               \
-  "KBD_ACC(dt, 128, N/2) (Layout B folds the CTA's 64 x N half into 128 lanes), a its 64 x K rows; b is this CTA's "   \
-  "N/2 x K rows of B in both, the same K"
+  "acc KBD_ACC(dt, 128, N/2) (Layout B folds the CTA's 64 x N half into 128 lanes), a its 64 x K rows; b is this "     \
+  "CTA's N/2 x K rows of B in both, the same K"
 #define KBD__PAIR_RULE_N                                                                                               \
   "kbd_mma_pair_issue: N must be 16..256 in steps of 16 (8-bit integers: 32..256 in steps of 32; ptx-reference 5.4, "  \
   "cta_group::2)"
