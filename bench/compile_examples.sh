@@ -12,7 +12,9 @@
 #   gemm_one    gemm.h + the kernel with one variant  GEMM_BF16_RC only (row-major A, column-major B)
 #   gemm_none   gemm.h only                          no kernel: the fixed cost of the headers and nvcc's phases
 #   attn_all    examples/attention/attention.cu      six attention kernels (bf16, f16 x head_dim 64, 128, 256)
-#                                                    and the flash-decoding combine kernel
+#               and attention_f16.cu                 and the flash-decoding combine kernel, in two files (bf16
+#                                                    + combine, f16) compiled side by side, as a 2-job build
+#                                                    does: the wall time of the pair, the CPU time of both
 #   attn_one    attention.h + the arch's text     one kernel: bf16, head_dim 128 (ATTN_TEXT_128: FA3 / FA4)
 #   attn_none   attention.h only
 # Wall clock (date +%s%N) and, with /usr/bin/time, the compiler's user+sys CPU time; median / min / max of N
@@ -41,7 +43,7 @@ while [[ $# -gt 0 ]]; do
     --ptxas-threads) ptxas_threads="$2"; shift 2 ;;
     --smoke) smoke=1; shift ;;
     --workdir) workdir="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "compile_examples.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -77,17 +79,45 @@ printf '#include <math.h>\n#include "attention.h"\n' > attn_none.cu
   printf '#define ATTN_KERNEL attn_bf16_128\n#define ATTN_D 128\n#include ATTN_TEXT_128\n'
 } > attn_one.cu
 
-case_cmd() { # key = <case>_sm<arch>
-  local key="$1" a="${1##*_sm}" c="${1%_sm*}" src inc
+case_cmd() { # key = <case>_sm<arch>: CMD, and CMD2 for a second file compiled beside it
+  local key="$1" a="${1##*_sm}" c="${1%_sm*}" src inc src2=""
   case "$c" in
     gemm_all) src="$gemm/gemm.cu" inc="$gemm" ;;
     gemm_*) src="$c.cu" inc="$gemm" ;;
-    attn_all) src="$attn/attention.cu" inc="$attn" ;;
+    attn_all) src="$attn/attention.cu" inc="$attn" src2="$attn/attention_f16.cu" ;;
     attn_*) src="$c.cu" inc="$attn" ;;
     *) echo "compile_examples.sh: unknown case $key" >&2; exit 2 ;;
   esac
-  CMD=("$NVCC" -O3 -DNDEBUG -std="$std" -gencode "arch=compute_$a,code=sm_$a" ${split[@]+"${split[@]}"}
-       -I"$KBD_INCLUDE_DIR" -I"$inc" -c "$src" -o "$key.o")
+  local base=("$NVCC" -O3 -DNDEBUG -std="$std" -gencode "arch=compute_$a,code=sm_$a" ${split[@]+"${split[@]}"}
+              -I"$KBD_INCLUDE_DIR" -I"$inc" -c)
+  CMD=("${base[@]}" "$src" -o "$key.o")
+  CMD2=()
+  [[ -n "$src2" ]] && CMD2=("${base[@]}" "$src2" -o "$key.2.o")
+  return 0
+}
+# Runs CMD, and CMD2 at the same time when the case has one; CPUMS = both compilers' user+sys ms (- without time).
+run_case() { # key
+  local k="$1" pid="" u y u2=0 y2=0
+  if [[ ${#CMD2[@]} -gt 0 ]]; then
+    if [[ -n "$TIME_BIN" ]]; then
+      "$TIME_BIN" -f "%U %S" -o time2.txt "${CMD2[@]}" > /dev/null 2> "$k.err2" &
+    else
+      "${CMD2[@]}" > /dev/null 2> "$k.err2" &
+    fi
+    pid=$!
+  fi
+  if [[ -n "$TIME_BIN" ]]; then
+    "$TIME_BIN" -f "%U %S" -o time.txt "${CMD[@]}" > /dev/null 2> "$k.err" || fail "$k"
+  else
+    "${CMD[@]}" > /dev/null 2> "$k.err" || fail "$k"
+  fi
+  if [[ -n "$pid" ]]; then wait "$pid" || { cat "$k.err2" >> "$k.err"; fail "$k"; }; fi
+  CPUMS=-
+  if [[ -n "$TIME_BIN" ]]; then
+    read -r u y < time.txt
+    [[ -n "$pid" ]] && read -r u2 y2 < time2.txt
+    CPUMS=$(awk -v u="$u" -v y="$y" -v u2="$u2" -v y2="$y2" 'BEGIN { printf "%d", 1000 * (u + y + u2 + y2) + 0.5 }')
+  fi
 }
 cases=(gemm_none gemm_one attn_none attn_one)
 [[ $smoke -eq 0 ]] && cases+=(gemm_all attn_all)
@@ -109,20 +139,15 @@ echo "# compile_examples.sh: $(nproc) cores ($(lscpu 2>/dev/null | sed -n 's/^Mo
   "ptxas threads $ptxas_threads"
 echo "# nvcc: $("$NVCC" --version | tail -2 | head -1)"
 if [[ $smoke -eq 0 ]]; then
-  for k in "${keys[@]}"; do case_cmd "$k"; "${CMD[@]}" > /dev/null 2> "$k.err" || fail "$k"; done
+  for k in "${keys[@]}"; do case_cmd "$k"; run_case "$k"; done
 fi
 for ((i = 0; i < runs; ++i)); do
   for k in "${keys[@]}"; do
     case_cmd "$k"
     s=$(now_ns)
-    if [[ -n "$TIME_BIN" ]]; then
-      "$TIME_BIN" -f "%U %S" -o time.txt "${CMD[@]}" > /dev/null 2> "$k.err" || fail "$k"
-      read -r u y < time.txt
-      CPUT[$k]+=" $(awk -v u="$u" -v y="$y" 'BEGIN { printf "%d", 1000 * (u + y) + 0.5 }')"
-    else
-      "${CMD[@]}" > /dev/null 2> "$k.err" || fail "$k"
-    fi
+    run_case "$k"
     e=$(now_ns)
+    [[ -n "$TIME_BIN" ]] && CPUT[$k]+=" $CPUMS"
     WALL[$k]+=" $(((e - s) / 1000000))"
   done
 done

@@ -1,44 +1,15 @@
-/* attention.cu - the attention kernels: one text (attention_kernel.h) per (type, head_dim), and the combine step
- * of flash-decoding. See attention.h for the structure and docs/attention.md for the walkthrough. */
+/* attention.cu - the bf16 attention kernels (one text per head_dim: attention_kernels.h) and the combine step of
+ * flash-decoding; attention_f16.cu holds the f16 kernels (two files: a parallel build compiles them at once). See
+ * attention.h for the structure and docs/attention.md for the walkthrough. */
 #include <math.h>
 
 #include "attention.h"
 
 #define ATTN_DT bf16
 #define ATTN_T kbd_bf16
-#define ATTN_KERNEL attn_bf16_64
-#define ATTN_D 64
-#include ATTN_TEXT_64
-#undef ATTN_KERNEL
-#undef ATTN_D
-#define ATTN_KERNEL attn_bf16_128
-#define ATTN_D 128
-#include ATTN_TEXT_128
-#undef ATTN_KERNEL
-#undef ATTN_D
-#define ATTN_KERNEL attn_bf16_256
-#define ATTN_D 256
-#include ATTN_TEXT_256
-#undef ATTN_KERNEL
-#undef ATTN_D
+#include "attention_kernels.h"
 #undef ATTN_DT
 #undef ATTN_T
-
-#define ATTN_DT f16
-#define ATTN_T kbd_f16
-#define ATTN_KERNEL attn_f16_64
-#define ATTN_D 64
-#include ATTN_TEXT_64
-#undef ATTN_KERNEL
-#undef ATTN_D
-#define ATTN_KERNEL attn_f16_128
-#define ATTN_D 128
-#include ATTN_TEXT_128
-#undef ATTN_KERNEL
-#undef ATTN_D
-#define ATTN_KERNEL attn_f16_256
-#define ATTN_D 256
-#include ATTN_TEXT_256
 
 /* Flash-decoding's second step: one warp per query row merges the splits' normalised outputs O_s with weights
  * exp(lse_s - m) / sum_s exp(lse_s - m), m = max_s lse_s; lse = m + ln(sum). A split that saw no key has

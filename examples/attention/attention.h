@@ -139,13 +139,13 @@ ATTN_LAYOUT_FN(64)
 ATTN_LAYOUT_FN(128)
 ATTN_LAYOUT_FN(256)
 
-/* The kernel text of (arch, head_dim) (attention.cu includes it once per kernel). sm_90a: attention_kernel.h, the
- * FA3 schedule. sm_100a: attention_kernel_sm100.h, FA4's roles (a TMA warp, an MMA warp, a softmax warpgroup of
- * 128 rows with S, P and O in Tensor Memory) for head_dim 64 and 128; head_dim 256 keeps attention_kernel.h there
- * too: its block is 64 query rows (S and O of 64 x 256 fill the budget with the shared P tile), and a 64-row P in
- * Tensor Memory needs tcgen05.st.16x128b, which kbd does not offer yet (docs/design/mma-ts.md). Both texts keep
- * the block shape (rows, threads, shared-memory plan), so the host code does not depend on the arch. nvcc's host
- * pass (KBD_MMA_ARCH 0) must declare the same kernels as the device pass: it learns the target from
+/* The kernel text of (arch, head_dim) (attention_kernels.h includes it once per kernel). sm_90a: attention_kernel.h,
+ * the FA3 schedule. sm_100a: attention_kernel_sm100.h, FA4's roles (a TMA warp, an MMA warp, a softmax warpgroup of 128
+ * rows with S, P and O in Tensor Memory) for head_dim 64 and 128; head_dim 256 keeps attention_kernel.h there too: its
+ * block is 64 query rows (S and O of 64 x 256 fill the budget with the shared P tile), and a 64-row P in Tensor Memory
+ * needs tcgen05.st.16x128b, which kbd does not offer yet (docs/design/mma-ts.md). Both texts keep the block shape
+ * (rows, threads, shared-memory plan), so the host code does not depend on the arch. nvcc's host pass (KBD_MMA_ARCH 0)
+ * must declare the same kernels as the device pass: it learns the target from
  * __CUDA_ARCH_LIST__, so one nvcc call builds one arch (as examples/gemm). */
 #define ATTN__LIST_N(...) ATTN__LIST_N_(__VA_ARGS__, 3, 2, 1, 0)
 #define ATTN__LIST_N_(a, b, c, n, ...) n
@@ -154,7 +154,7 @@ ATTN_LAYOUT_FN(256)
 #if KBD_MMA_ARCH == 0 && defined(__CUDA_ARCH_LIST__)
 #if ATTN__LIST_N(__CUDA_ARCH_LIST__) != 1
 #error                                                                                                                 \
-    "examples/attention: compile attention.cu for one GPU arch per nvcc call (sm_90a and sm_100a have different kernel texts)"
+    "examples/attention: compile attention.cu / attention_f16.cu for one GPU arch per nvcc call (sm_90a and sm_100a have different kernel texts)"
 #endif
 #define ATTN__TEXT_ARCH (ATTN__LIST_FIRST(__CUDA_ARCH_LIST__) / 10)
 #else

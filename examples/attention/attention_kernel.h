@@ -1,6 +1,6 @@
 /* attention_kernel.h - the attention kernel with FlashAttention-3's schedule (attention.h has the block's structure,
- * docs/attention.md the walkthrough). attention.cu includes this file once per (type, head_dim) it is the text of
- * (attention.h: ATTN_TEXT_*: every head_dim on sm_90a, head_dim 256 on sm_100a, whose head_dim 64 and 128 use
+ * docs/attention.md the walkthrough). attention_kernels.h includes this file once per (type, head_dim) it is the text
+ * of (attention.h: ATTN_TEXT_*: every head_dim on sm_90a, head_dim 256 on sm_100a, whose head_dim 64 and 128 use
  * attention_kernel_sm100.h) after defining
  *   ATTN_KERNEL  the kernel's name      ATTN_DT  bf16 or f16      ATTN_T  its C type      ATTN_D  64, 128 or 256
  * Everything else is ordinary code: the same text builds for sm_90a, sm_100a and the CPU. The one place the archs

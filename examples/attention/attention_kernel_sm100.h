@@ -1,7 +1,7 @@
 /* attention_kernel_sm100.h - the sm_100a attention kernel with FlashAttention-4's roles (attention.h has the block's
- * structure, docs/attention.md the walkthrough and the timeline). attention.cu includes this file for head_dim 64
- * and 128 when it builds for sm_100a or for the CPU machine emulating it (attention.h: ATTN_TEXT_*), after
- * defining ATTN_KERNEL, ATTN_DT (bf16 or f16), ATTN_T (its C type) and ATTN_D.
+ * structure, docs/attention.md the walkthrough and the timeline). attention_kernels.h includes this file for head_dim
+ * 64 and 128 when it builds for sm_100a or for the CPU machine emulating it (attention.h: ATTN_TEXT_*), after defining
+ * ATTN_KERNEL, ATTN_DT (bf16 or f16), ATTN_T (its C type) and ATTN_D.
  *
  * One block is the block of attention_kernel.h - 128 packed query rows, 384 threads, the same shared-memory plan -
  * so the host code does not depend on the arch. The roles:

@@ -3,7 +3,7 @@
  * conversions, a double reference of one output row, and the tensor maps of a kernel launched directly.
  *
  * Include after <kbd/tile.h>, cmocka.h and "attention.h". Everything is static: each test is one translation
- * unit (examples/attention/attention.cu and attention_run.c are compiled beside it, in CPU mode).
+ * unit (examples/attention/attention.cu, attention_f16.cu and attention_run.c are compiled beside it, in CPU mode).
  */
 #ifndef ATTN_TEST_H
 #define ATTN_TEST_H
