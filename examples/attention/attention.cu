@@ -11,6 +11,16 @@
 #undef ATTN_DT
 #undef ATTN_T
 
+/* The block of the texts this file was built with (attention.h: ATTN_TEXT_*): FA4's 256 rows on sm_100a for head_dim
+ * 64 and 128, the FA3 text's 64 per consumer warpgroup otherwise. */
+#define ATTN__FA4(d) (ATTN__TEXT_ARCH == 100 && (d) != 256)
+KBD_EXTERN_C int attn_block_rows(int head_dim) { return ATTN__FA4(head_dim) ? ATTN_FA4_BM : ATTN_BM(head_dim); }
+KBD_EXTERN_C kbd_smem_plan attn_block_plan(int head_dim, attn_smem *l) {
+  if (ATTN__FA4(head_dim)) return head_dim == 64 ? attn_layout_fa4_64(l) : attn_layout_fa4_128(l);
+  return head_dim == 64 ? attn_layout_64(l) : head_dim == 128 ? attn_layout_128(l) : attn_layout_256(l);
+}
+#undef ATTN__FA4
+
 /* Flash-decoding's second step: one warp per query row merges the splits' normalised outputs O_s with weights
  * exp(lse_s - m) / sum_s exp(lse_s - m), m = max_s lse_s; lse = m + ln(sum). A split that saw no key has
  * lse_s = -inf and weight 0; a row no split saw stays O = 0, lse = -inf. */

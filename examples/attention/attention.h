@@ -96,7 +96,7 @@ KBD_STATIC_ASSERT(2 * (ATTN_BN(128) + 128) <= ATTN_TMEM_COLS && ATTN_BN(256) + 2
  * unused on sm_90a, where the plan is the same so the host needs no arch), the barriers, the Tensor Memory slot. Sizes
  * depend on head_dim and the element type's size only (bf16 and f16 are both 2 bytes). */
 typedef struct attn_smem {
-  size_t q, k, v, pt, qfull, kfull, kempty, vfull, vempty, sdone, odone, sfull, pfree, pready, ofull, tmem;
+  size_t q, k, v, pt, qfull, kfull, kempty, vfull, vempty, sdone, odone, sfull, pready, ocorr, ofull, tmem;
 } attn_smem;
 
 #define ATTN_TILES(dt, D)                                                                                              \
@@ -128,16 +128,50 @@ ATTN_TILES(f16, 256)
     l->vempty = kbd_smem_plan_mbarriers(&p, "V empty", ATTN_STAGES);                                                   \
     l->sdone = kbd_smem_plan_mbarriers(&p, "S done", ATTN_CONSUMERS(D));                                               \
     l->odone = kbd_smem_plan_mbarriers(&p, "O done", ATTN_CONSUMERS(D));                                               \
-    l->sfull = kbd_smem_plan_mbarriers(&p, "S full", 3); /* the sm_100a MMA-warp text (attention_kernel_sm100.h) */    \
-    l->pfree = kbd_smem_plan_mbarriers(&p, "P free", 3);                                                               \
-    l->pready = kbd_smem_plan_mbarriers(&p, "P ready", 1);                                                             \
-    l->ofull = kbd_smem_plan_mbarriers(&p, "O full", 1);                                                               \
     l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);                                                       \
+    l->sfull = l->pready = l->ocorr = l->ofull = 0; /* the FA4 text's */                                               \
     return p;                                                                                                          \
   }
 ATTN_LAYOUT_FN(64)
 ATTN_LAYOUT_FN(128)
 ATTN_LAYOUT_FN(256)
+
+/* The sm_100a block of head_dim 64 and 128 (attention_kernel_sm100.h, FlashAttention-4's structure): two Q tiles of
+ * 128 rows, 512 threads (the TMA and MMA warps, two softmax warpgroups, a correction warpgroup), and the registers
+ * setmaxnreg gives each role: 48 + 2 x 192 + 80 = 512 = 4 x 128, the launch budget of 512 threads. */
+#define ATTN_FA4_TM 128
+#define ATTN_FA4_BM (2 * ATTN_FA4_TM)
+#define ATTN_FA4_THREADS 512
+#define ATTN_FA4_REGS_LOAD 48
+#define ATTN_FA4_REGS_SOFTMAX 192
+#define ATTN_FA4_REGS_CORRECTION 80
+KBD_STATIC_ASSERT(ATTN_FA4_REGS_LOAD + 2 * ATTN_FA4_REGS_SOFTMAX + ATTN_FA4_REGS_CORRECTION ==
+                      4 * (65536 / ATTN_FA4_THREADS),
+                  "attention: the FA4 roles' registers must add up to the 64K of the launch");
+/* Its shared memory: both Q tiles, the K and V rings; per tile: Q full, S full (the MMA's commit), P ready (the
+ * softmax: P and the row factors stored), O corrected (the correction), O full (the commit of P V). */
+#define ATTN_LAYOUT_FA4_FN(D)                                                                                          \
+  KBD_HD kbd_smem_plan attn_layout_fa4_##D(attn_smem *l) {                                                             \
+    kbd_smem_plan p;                                                                                                   \
+    kbd_smem_plan_init(&p);                                                                                            \
+    l->q = kbd_smem_plan_stile(&p, "Q tiles", attn_q128_bf16_##D, 2);                                                  \
+    l->k = kbd_smem_plan_stile(&p, "K ring", attn_k_bf16_##D, ATTN_STAGES);                                            \
+    l->v = kbd_smem_plan_stile(&p, "V ring", attn_v_bf16_##D, ATTN_STAGES);                                            \
+    l->qfull = kbd_smem_plan_mbarriers(&p, "Q full", 2);                                                               \
+    l->kfull = kbd_smem_plan_mbarriers(&p, "K full", ATTN_STAGES);                                                     \
+    l->kempty = kbd_smem_plan_mbarriers(&p, "K empty", ATTN_STAGES);                                                   \
+    l->vfull = kbd_smem_plan_mbarriers(&p, "V full", ATTN_STAGES);                                                     \
+    l->vempty = kbd_smem_plan_mbarriers(&p, "V empty", ATTN_STAGES);                                                   \
+    l->sfull = kbd_smem_plan_mbarriers(&p, "S full", 2);                                                               \
+    l->pready = kbd_smem_plan_mbarriers(&p, "P ready", 2);                                                             \
+    l->ocorr = kbd_smem_plan_mbarriers(&p, "O corrected", 2);                                                          \
+    l->ofull = kbd_smem_plan_mbarriers(&p, "O full", 2);                                                               \
+    l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);                                                       \
+    l->pt = l->sdone = l->odone = 0; /* the FA3 text's */                                                              \
+    return p;                                                                                                          \
+  }
+ATTN_LAYOUT_FA4_FN(64)
+ATTN_LAYOUT_FA4_FN(128)
 
 /* The kernel text of (arch, head_dim) (attention_kernels.h includes it once per kernel). sm_90a: attention_kernel.h,
  * the FA3 schedule. sm_100a: attention_kernel_sm100.h, FA4's roles (a TMA warp, an MMA warp, a softmax warpgroup of 128
@@ -206,6 +240,31 @@ KBD_HD int attn_visible_cols(int row, int k0, int seq_q, int seq_k, int causal) 
   }
   return end - k0;
 }
+
+/* The FA4 block's range (attention_kernel_sm100.h): its first packed row r0 of rows, how many of its two Q tiles hold
+ * rows (1 when rows - r0 <= 128: decode and short sequences run one tile), and the key blocks [kb0, kb0 + n) of split
+ * `split` (blocks of bn keys). Both tiles take the same key blocks: under the causal mask tile 0 gets at most one block
+ * more than it needs, fully masked for it. */
+typedef struct attn_range {
+  int rows, r0, tiles, kb0, n;
+} attn_range;
+KBD_HD attn_range attn_fa4_range(const attn_params *p, int bn, int block, int split) {
+  attn_range b;
+  b.rows = p->group * p->seq_q;
+  b.r0 = block * ATTN_FA4_BM;
+  b.tiles = b.rows - b.r0 > ATTN_FA4_TM ? 2 : 1;
+  int kb1;
+  attn_key_blocks(b.r0, b.rows - b.r0 < ATTN_FA4_BM ? b.rows - b.r0 : ATTN_FA4_BM, p->seq_q, p->seq_k, p->causal, bn,
+                  split, p->splits, &b.kb0, &kb1);
+  b.n = kb1 - b.kb0;
+  return b;
+}
+
+/* The block of this build's kernel text for head_dim d: packed query rows per block and the shared-memory plan (its
+ * bytes are the launch's dynamic shared memory). attention.cu defines them: it is compiled for one arch (or the CPU
+ * machine's), which picks the text; attention_run.c, host code built once for every arch, asks. */
+KBD_EXTERN_C int attn_block_rows(int head_dim);
+KBD_EXTERN_C kbd_smem_plan attn_block_plan(int head_dim, attn_smem *l);
 
 /* The kernels: one per (type, head_dim); causal and splits are run-time parameters. */
 KBD_KERNEL_DECL(attn_bf16_64, attn_params);

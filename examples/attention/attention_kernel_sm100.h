@@ -1,76 +1,77 @@
-/* attention_kernel_sm100.h - the sm_100a attention kernel with FlashAttention-4's roles (attention.h has the block's
- * structure, docs/attention.md the walkthrough and the timeline). attention_kernels.h includes this file for head_dim
- * 64 and 128 when it builds for sm_100a or for the CPU machine emulating it (attention.h: ATTN_TEXT_*), after defining
+/* attention_kernel_sm100.h - the sm_100a attention kernel with FlashAttention-4's structure (attention.h has the
+ * block, docs/attention.md the walkthrough and the timeline). attention_kernels.h includes this file for head_dim 64
+ * and 128 when it builds for sm_100a or for the CPU machine emulating it (attention.h: ATTN_TEXT_*), after defining
  * ATTN_KERNEL, ATTN_DT (bf16 or f16), ATTN_T (its C type) and ATTN_D.
  *
- * One block is the block of attention_kernel.h - 128 packed query rows, 384 threads, the same shared-memory plan -
- * so the host code does not depend on the arch. The roles:
- *   warp 0          the TMA warp: Q once (128 rows: 2 x head_dim/64 boxes of the 64-row map), then K_j and V_j
- *                   into the 2-stage rings (full/empty mbarriers)
- *   warp 1          the MMA warp: S_j = Q K_j^T into Tensor Memory buffer j % 3, one key block ahead of the
- *                   softmax; O += P_j V_j with P from Tensor Memory; every completion is a tcgen05.commit
- *   warpgroup 1     the softmax warpgroup, thread t = row t (M = 128): S_j with tcgen05.ld, the online softmax,
- *                   P_j written back over S_j's columns with tcgen05.st, the correction (O *= exp(m_old - m_new)
- *                   once P V of block j-1 is complete), then one arrive per warp for the MMA warp
- *   warps 2-3, warpgroup 2   idle: they give their registers to the softmax warpgroup
- * Tensor Memory (512 columns): S buffers b = 0, 1, 2 at [b BN, (b + 1) BN), O [3 BN, 3 BN + D); P_j is the first
- * BN/2 columns of S buffer j % 3 (bf16, two per 32-bit cell). The MMA warp computes S_{j+1} while the softmax works
- * on S_j (the tensor cores run under the exponentials), and S_{j+1} must not overwrite a P that a P V still reads:
- * PTX orders two MMAs of one thread only when they share the accumulator (ptx-reference 5.8), and P_{j-1} V_{j-1}
- * accumulates into O, not into S. With three buffers S_{j+1} replaces P_{j-2}, and the MMA warp waits for
- * P_{j-2} V_{j-2} to complete (its commit to pfree[(j-2) % 3]) first - an MMA issued two blocks ago, so the wait
- * rarely stalls the tensor pipe, where with two buffers it would wait for the MMA issued just before.
+ * A block owns 256 packed query rows as two Q tiles of 128 (ATTN_FA4_BM; the host asks attn_block_rows), 512 threads:
+ *   warp 0          the TMA warp: Q tile 0 and Q tile 1 (2 x head_dim/64 boxes of the 64-row map each), then K_j
+ *                   and V_j into the 2-stage rings (full/empty mbarriers)
+ *   warp 1          the MMA warp: for each key block j and tile t, O_t += P_t,j V_j, then S_t,j+1 = Q_t K_j+1^T:
+ *                   while the tensor cores work for one tile, the other tile's softmax runs (the ping-pong)
+ *   warpgroup 1+t   the softmax of tile t, thread i = row i (M = 128): S_t,j with tcgen05.ld, the online softmax,
+ *                   P_t,j written back over S_t,j's first columns and the row factors exp(m_old - m_new) beside it
+ *                   (tcgen05.st), one arrive per warp; at the end O_t / sum and the log-sum-exp
+ *   warpgroup 3     the correction: for each tile, once P_t,j-1 V_j-1 is complete, O_t *= the row factors of block
+ *                   j (a tcgen05.ld / FMUL / tcgen05.st round trip the softmax does not wait for), one arrive per warp
+ *   warps 2-3       no role (their registers go to the softmax warpgroups)
+ * A block whose second tile has no row (rows - r0 <= 128: decode, short sequences) runs tile 0 only.
+ *
+ * Tensor Memory (512 columns): S_t at [t BN, (t + 1) BN), O_t at [2 BN + t D, 2 BN + (t + 1) D). P_t,j takes the first
+ * BN/2 columns of S_t (bf16, two per 32-bit cell), the row factors the 8 columns after them. S_t,j+1 overwrites
+ * P_t,j, which P_t,j V_j reads as A: PTX orders two MMAs of one thread only when they share the accumulator
+ * (ptx-reference 5.8), and P_t,j V_j accumulates into O_t, so the MMA warp waits for P_t,j V_j's completion before
+ * issuing S_t,j+1. FA4 issues S_t,j+1 right behind it; here the tensor pipe keeps the other tile's MMA queued
+ * across that wait.
  */
 #define ATTN__NAME2(a, b, c) a##b##_##c
 #define ATTN__NAME(a, b, c) ATTN__NAME2(a, b, c)
 #define ATTN_K ATTN__NAME(attn_k_, ATTN_DT, ATTN_D)
 #define ATTN_V ATTN__NAME(attn_v_, ATTN_DT, ATTN_D)
-#define ATTN_LAYOUT KBD_CAT(attn_layout_, ATTN_D)
+#define ATTN_LAYOUT KBD_CAT(attn_layout_fa4_, ATTN_D)
 #define ATTN_KB ATTN_BN(ATTN_D)
-#define ATTN_OC 32   /* output columns per epilogue / correction chunk */
-#define ATTN_SM 128  /* query rows of the softmax warpgroup: one M = 128 MMA, thread t = row t */
-#define ATTN_QBOX 64 /* rows of the Q tensor map's box (attention_run.c: the block of attention_kernel.h) */
+#define ATTN_OC 32             /* output columns per epilogue / correction chunk */
+#define ATTN_SM ATTN_FA4_TM    /* rows of a Q tile: one M = 128 MMA, thread i of a softmax or correction WG = row i */
+#define ATTN_QBOX ATTN_WM      /* rows of the Q tensor map's box (attention_run.c) */
+#define ATTN_FAC (ATTN_KB / 2) /* S_t's column of the row factors: the first after P */
 
-/* Q of the block as the MMA reads it (128 rows), and one TMA box of it (attention.h: ATTN_TILES) */
+/* Q of one tile as the MMA reads it (128 rows), and one TMA box of it (attention.h: ATTN_TILES) */
 #define ATTN_Q128 ATTN__NAME(attn_q128_, ATTN_DT, ATTN_D)
 #define ATTN_QB ATTN__NAME(attn_qbox_, ATTN_DT, ATTN_D)
-KBD_STATIC_ASSERT(ATTN_BM(ATTN_D) == ATTN_SM && ATTN_CONSUMERS(ATTN_D) == 2,
-                  "attention_kernel_sm100.h: one softmax warpgroup of 128 rows per block of attention_kernel.h");
-KBD_STATIC_ASSERT(3 * ATTN_BN(ATTN_D) + ATTN_D <= ATTN_TMEM_COLS,
-                  "attention_kernel_sm100.h: three S buffers and O must fit the Tensor Memory allocation");
+KBD_STATIC_ASSERT(2 * ATTN_BN(ATTN_D) + 2 * ATTN_D <= ATTN_TMEM_COLS,
+                  "attention_kernel_sm100.h: S and O of both Q tiles must fit the Tensor Memory allocation");
 
-KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
+KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
 #if KBD_KERNEL_CODE /* nvcc's host pass needs only the launcher: it skips the body (docs/kernels.md) */
   attn_smem l;
   const kbd_smem_plan plan = ATTN_LAYOUT(&l);
   kbd_smem_plan_check_launch(&plan);
   unsigned char *smem = (unsigned char *)kbd_dynamic_smem();
-  kbd_mbarrier *qfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.qfull);
+  kbd_mbarrier *qfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.qfull); /* per tile */
   kbd_mbarrier *kfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.kfull);
   kbd_mbarrier *kempty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.kempty);
   kbd_mbarrier *vfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.vfull);
   kbd_mbarrier *vempty = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.vempty);
-  kbd_mbarrier *sfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.sfull);   /* S_j in buffer j % 3 is complete */
-  kbd_mbarrier *pfree = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.pfree);   /* P_j V_j read buffer j % 3 */
-  kbd_mbarrier *pready = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.pready); /* P_j written, O corrected */
-  kbd_mbarrier *ofull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.ofull);   /* O += P_j V_j is complete */
+  kbd_mbarrier *sfull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.sfull);   /* per tile: S_t,j is complete */
+  kbd_mbarrier *pready = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.pready); /* P_t,j and its row factors written */
+  kbd_mbarrier *ocorr = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.ocorr);   /* O_t rescaled for block j */
+  kbd_mbarrier *ofull = KBD_SMEM_PLAN_ARRAY(kbd_mbarrier, smem, l.ofull);   /* O_t += P_t,j V_j is complete */
   kbd_tmem *tmem = KBD_SMEM_PLAN_ARRAY(kbd_tmem, smem, l.tmem);
 
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
-      kbd_mbarrier_init(qfull, 1);
       for (int s = 0; s < ATTN_STAGES; ++s) {
         kbd_mbarrier_init(&kfull[s], 1); /* the TMA warp's arrive.expect_tx */
         kbd_mbarrier_init(&vfull[s], 1);
         kbd_mbarrier_init(&kempty[s], 1); /* the MMA warp's commit */
         kbd_mbarrier_init(&vempty[s], 1);
       }
-      for (int b = 0; b < 3; ++b) {
-        kbd_mbarrier_init(&sfull[b], 1); /* the MMA warp's commits */
-        kbd_mbarrier_init(&pfree[b], 1);
+      for (int t = 0; t < 2; ++t) {
+        kbd_mbarrier_init(&qfull[t], 1);
+        kbd_mbarrier_init(&sfull[t], 1); /* the MMA warp's commits */
+        kbd_mbarrier_init(&ofull[t], 1);
+        kbd_mbarrier_init(&pready[t], KBD_ACC_RELEASES(ATTN_SM)); /* one arrive per softmax warp */
+        kbd_mbarrier_init(&ocorr[t], KBD_ACC_RELEASES(ATTN_SM));  /* one arrive per correction warp */
       }
-      kbd_mbarrier_init(pready, KBD_ACC_RELEASES(ATTN_SM)); /* one arrive per softmax warp */
-      kbd_mbarrier_init(ofull, 1);
       kbd_tma_prefetch_map(&p.k);
       kbd_tma_prefetch_map(&p.v);
     }
@@ -78,26 +79,26 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
   }
   kbd_sync(); /* barriers initialised, Tensor Memory address written */
 
+  /* Every role computes its block's range (attention.h: attn_fa4_range) after its setmaxnreg: a value live across the
+   * register reallocation is spilled. */
   if (kbd_warpgroup_id() == 0) {
-    kbd_setmaxnreg_dec(56); /* 56 + 256 + 24 (x 128 threads) fit the 384 x 168 the block launches with */
-    /* this block: packed query rows r0.. of (batch, kv head) bh, key blocks [kb0, kb1) of split kbd_block_z()
-     * (computed after setmaxnreg: a value live across the register reallocation is spilled) */
-    const int rows = p.group * p.seq_q, bh = (int)kbd_block_y(), r0 = (int)kbd_block_x() * ATTN_SM;
-    int kb0, kb1;
-    attn_key_blocks(r0, rows - r0 < ATTN_SM ? rows - r0 : ATTN_SM, p.seq_q, p.seq_k, p.causal, ATTN_KB,
-                    (int)kbd_block_z(), p.splits, &kb0, &kb1);
-    const int n = kb1 - kb0;
+    kbd_setmaxnreg_dec(ATTN_FA4_REGS_LOAD);
+    const attn_range br = attn_fa4_range(&p, ATTN_KB, (int)kbd_block_x(), (int)kbd_block_z());
+    const int r0 = br.r0, tiles = br.tiles, kb0 = br.kb0, n = br.n, bh = (int)kbd_block_y();
     if (kbd_warp_id() == 0) {
-      /* the TMA warp. K_j and V_j alternate in one queue: V_j's stage frees only when P_j V_j completes, K_{j+1}'s
-       * when S_{j+1-STAGES} does, and the MMA warp needs them in that order */
-      KBD_ELECT_ONE {
-        ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, 0);
-        kbd_mbarrier_arrive_expect_tx(qfull, KBD_STILE_BYTES(q));
-        for (int c = 0; c < ATTN_D / 64; ++c)
-          for (int h = 0; h < ATTN_SM / ATTN_QBOX; ++h) {
-            ATTN_QB box = KBD_SMEM_PLAN_STILE(ATTN_QB, smem, l.q + (size_t)(ATTN_SM * c + ATTN_QBOX * h) * 128u, 0);
-            kbd_tma_load(box, &p.q, qfull, 64 * c, r0 + ATTN_QBOX * h, bh); /* past the head's end: zeros */
-          }
+      /* the TMA warp. K_j and V_j alternate in one queue: V_j's stage frees only when P V of block j completes for
+       * both tiles, K_{j+1}'s when S of block j+1-STAGES does, and the MMA warp needs them in that order */
+      KBD_ELECT_ONE { /* Q only for a block with key blocks: nothing waits for it otherwise */
+        for (int t = 0; t < (n > 0 ? tiles : 0); ++t) {
+          ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, t);
+          kbd_mbarrier_arrive_expect_tx(&qfull[t], KBD_STILE_BYTES(q));
+          for (int c = 0; c < ATTN_D / 64; ++c)
+            for (int h = 0; h < ATTN_SM / ATTN_QBOX; ++h) {
+              const size_t at = l.q + (size_t)t * KBD_STILE_BYTES(q) + (size_t)(ATTN_SM * c + ATTN_QBOX * h) * 128u;
+              ATTN_QB box = KBD_SMEM_PLAN_STILE(ATTN_QB, smem, at, 0);
+              kbd_tma_load(box, &p.q, &qfull[t], 64 * c, r0 + ATTN_SM * t + ATTN_QBOX * h, bh); /* past the end: 0 */
+            }
+        }
       }
       for (int it = 0; it < n; ++it) {
         const int s = it % ATTN_STAGES, kb = kb0 + it;
@@ -116,128 +117,158 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
         }
       }
     } else if (kbd_warp_id() == 1) {
-      /* the MMA warp: one elected thread issues and commits everything (tcgen05.commit tracks its own MMAs).
-       * Tensor Memory views, bound after setmaxnreg (values live across the register reallocation are spilled):
-       * S_j in buffer j % 3, P_j over its columns, O. The views are re-bound per block: an array of them indexed
-       * by j % 3 would be local memory */
-      KBD_ACC(f32, ATTN_SM, ATTN_KB) sj;
-      KBD_ACC(f32, ATTN_SM, ATTN_D) oacc;
-      KBD_TMEM_A(ATTN_DT, ATTN_SM, ATTN_KB) pj;
-      kbd_acc_bind(oacc, tmem, 3 * ATTN_KB, ofull);
-      ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, 0);
-      kbd_mbarrier_wait(qfull, 0);
+      /* the MMA warp: one elected thread issues and commits everything (tcgen05.commit tracks its own MMAs). The
+       * Tensor Memory views are re-bound per tile: an array of views indexed by t would be local memory */
+      KBD_ACC(f32, ATTN_SM, ATTN_KB) s;
+      KBD_ACC(f32, ATTN_SM, ATTN_D) o;
+      KBD_TMEM_A(ATTN_DT, ATTN_SM, ATTN_KB) pt;
       if (n > 0) {
         ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, 0);
         kbd_mbarrier_wait(&kfull[0], 0);
-        kbd_acc_bind(sj, tmem, 0, &sfull[0]);
-        kbd_mma_issue(sj, q, k, 0);
-        kbd_mma_commit(sj, &sfull[0]);
-        kbd_mma_commit(sj, &kempty[0]);
+        for (int t = 0; t < tiles; ++t) {
+          ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, t);
+          kbd_acc_bind(s, tmem, t * ATTN_KB, &sfull[t]);
+          kbd_mbarrier_wait(&qfull[t], 0);
+          kbd_mma_issue(s, q, k, 0);
+          kbd_mma_commit(s, &sfull[t]);
+        }
+        kbd_mma_commit(s, &kempty[0]);
       }
       for (int it = 0; it < n; ++it) {
-        /* S_{j+1} into buffer (j+1) % 3. The softmax read its S_{j-2} before P_{j-2} was ready, and P_{j-2} V_{j-2}
-         * must have read P_{j-2}: a different accumulator, so only its completion orders it (file comment) */
-        if (it + 1 < n) {
-          const int sn = (it + 1) % ATTN_STAGES, b = (it + 1) % 3;
-          ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, sn);
-          kbd_acc_bind(sj, tmem, b * ATTN_KB, &sfull[b]);
-          if (it >= 2) kbd_acc_wait(sj, &pfree[b], (unsigned)((it - 2) / 3) & 1u);
-          kbd_mbarrier_wait(&kfull[sn], (unsigned)((it + 1) / ATTN_STAGES) & 1u);
-          kbd_mma_issue(sj, q, k, 0);
-          kbd_mma_commit(sj, &sfull[b]);
-          kbd_mma_commit(sj, &kempty[sn]);
-        }
-        /* O += P_j V_j once the softmax has written P_j and corrected O (kbd_acc_wait fences after the wait) */
-        const int sp = it % ATTN_STAGES, b = it % 3;
+        const int sp = it % ATTN_STAGES, sn = (it + 1) % ATTN_STAGES, more = it + 1 < n;
+        const unsigned par = (unsigned)it & 1u;
         ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, sp);
-        kbd_acc_wait(oacc, pready, (unsigned)it & 1u);
+        ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, sn);
         kbd_mbarrier_wait(&vfull[sp], (unsigned)(it / ATTN_STAGES) & 1u);
-        kbd_tmem_a_bind(pj, tmem, b * ATTN_KB);
-        kbd_mma_ts_issue(oacc, pj, v, it > 0);
-        kbd_mma_commit(oacc, ofull);
-        kbd_mma_commit(oacc, &pfree[b]); /* S_{j+3} may replace P_j once this completes */
-        kbd_mma_commit(oacc, &vempty[sp]);
+        if (more) kbd_mbarrier_wait(&kfull[sn], (unsigned)((it + 1) / ATTN_STAGES) & 1u);
+        for (int t = 0; t < tiles; ++t) {
+          /* O_t += P_t,j V_j once the correction brought O_t to block j's maximum: it arrives on "O corrected" after
+           * waiting for "P ready", so that one wait also orders the softmax's P stores before the MMA (kbd_acc_wait
+           * fences after it) */
+          ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, t);
+          kbd_acc_bind(o, tmem, 2 * ATTN_KB + t * ATTN_D, &ofull[t]);
+          kbd_tmem_a_bind(pt, tmem, t * ATTN_KB);
+          kbd_acc_wait(o, &ocorr[t], par);
+          kbd_mma_ts_issue(o, pt, v, it > 0);
+          kbd_mma_commit(o, &ofull[t]);
+          if (more) {
+            /* S_t,j+1 over P_t,j: only once P_t,j V_j has read it (file comment) */
+            kbd_acc_bind(s, tmem, t * ATTN_KB, &sfull[t]);
+            kbd_acc_wait(s, &ofull[t], par);
+            kbd_mma_issue(s, q, k, 0);
+            kbd_mma_commit(s, &sfull[t]);
+          }
+        }
+        kbd_mma_commit(o, &vempty[sp]);
+        if (more) kbd_mma_commit(o, &kempty[sn]);
       }
     }
-  } else if (kbd_warpgroup_id() == 1) {
-    kbd_setmaxnreg_inc(256);
-    const int rows = p.group * p.seq_q, bh = (int)kbd_block_y(), r0 = (int)kbd_block_x() * ATTN_SM;
-    const int mrows = rows - r0 < ATTN_SM ? rows - r0 : ATTN_SM;
-    int kb0, kb1;
-    attn_key_blocks(r0, mrows, p.seq_q, p.seq_k, p.causal, ATTN_KB, (int)kbd_block_z(), p.splits, &kb0, &kb1);
-    const int n = kb1 - kb0;
-    KBD_ACC(f32, ATTN_SM, ATTN_KB) sj;
-    KBD_ACC(f32, ATTN_SM, ATTN_D) oacc;
-    KBD_TMEM_A(ATTN_DT, ATTN_SM, ATTN_KB) pj;
-    kbd_acc_bind(oacc, tmem, 3 * ATTN_KB, ofull);
-    KBD_ACC_TILE(f32, ATTN_SM, ATTN_KB) sc; /* S_j of this thread's row, then P_j in f32 */
-    KBD_SOFTMAX_STATE(sc) st;
-    kbd_softmax_init(st);
-    for (int it = 0; it < n; ++it) {
-      const int b = it % 3, k0 = (kb0 + it) * ATTN_KB;
-      kbd_acc_bind(sj, tmem, b * ATTN_KB, &sfull[b]);
-      kbd_tmem_a_bind(pj, tmem, b * ATTN_KB);
-      kbd_acc_wait(sj, &sfull[b], (unsigned)(it / 3) & 1u);
-      kbd_acc_load(sc, sj, 0);
-      /* mask by position only where a block crosses the end of the keys or the causal diagonal */
-      if (attn_block_masked(r0, mrows, k0, ATTN_KB, p.seq_q, p.seq_k, p.causal))
-        KBD_MAP(sc, sc, x, r, c, c < attn_visible_cols(r0 + r, k0, p.seq_q, p.seq_k, p.causal) ? x : -INFINITY);
-      kbd_softmax_update(sc, st, sc, p.scale);
-      /* P_j over S_j's columns: S_j is in registers now, and P_{j-3} V_{j-3}, the last MMA to read these columns,
-       * completed before the correction of block j-1 went on (that waited for P_{j-2} V_{j-2}). The store rounds P to
-       * the input type while it packs the pairs (no 16-bit copy of P in registers), and comes first so that P's
-       * registers are free before the correction needs some */
-      kbd_tmem_a_store(pj, sc, 0);
-      /* the correction: O holds the blocks before j at the old maximum. P_{j-1} V_{j-1} must be complete first
-       * (it accumulates into O), and the MMA warp issues P_j V_j only after the arrive below, so O is ours now */
-      if (it > 0) {
-        kbd_acc_wait(oacc, ofull, (unsigned)(it - 1) & 1u);
+  } else if (kbd_warpgroup_id() <= 2) {
+    kbd_setmaxnreg_inc(ATTN_FA4_REGS_SOFTMAX);
+    const attn_range br = attn_fa4_range(&p, ATTN_KB, (int)kbd_block_x(), (int)kbd_block_z());
+    const int rows = br.rows, kb0 = br.kb0, n = br.n, bh = (int)kbd_block_y();
+    const int t = (int)kbd_warpgroup_id() - 1, rt = br.r0 + ATTN_SM * t;
+    if (t < br.tiles) {
+      const int mrows = rows - rt < ATTN_SM ? rows - rt : ATTN_SM;
+      KBD_ACC(f32, ATTN_SM, ATTN_KB) s;
+      KBD_ACC(f32, ATTN_SM, 8) fac;
+      KBD_ACC(f32, ATTN_SM, ATTN_D) oacc;
+      KBD_TMEM_A(ATTN_DT, ATTN_SM, ATTN_KB) pt;
+      kbd_acc_bind(s, tmem, t * ATTN_KB, &sfull[t]);
+      kbd_acc_bind(fac, tmem, t * ATTN_KB + ATTN_FAC, &pready[t]);
+      kbd_acc_bind(oacc, tmem, 2 * ATTN_KB + t * ATTN_D, &ofull[t]);
+      kbd_tmem_a_bind(pt, tmem, t * ATTN_KB);
+      KBD_ACC_TILE(f32, ATTN_SM, ATTN_KB) sc; /* S_t,j of this thread's row, then P_t,j in f32 */
+      KBD_SOFTMAX_STATE(sc) st;
+      kbd_softmax_init(st);
+      for (int it = 0, k0 = kb0 * ATTN_KB; it < n; ++it, k0 += ATTN_KB) {
+        kbd_acc_wait(s, &sfull[t], (unsigned)it & 1u);
+        kbd_acc_load(sc, s, 0);
+        /* mask by position only where a block crosses the end of the keys or the causal diagonal */
+        if (attn_block_masked(rt, mrows, k0, ATTN_KB, p.seq_q, p.seq_k, p.causal))
+          KBD_MAP(sc, sc, x, r, c, c < attn_visible_cols(rt + r, k0, p.seq_q, p.seq_k, p.causal) ? x : -INFINITY);
+        kbd_softmax_update(sc, st, sc, p.scale);
+        /* P_t,j over S_t,j's columns (S is in registers now; P_t,j-1 V_j-1 read them before S_t,j was issued). The
+         * store rounds P to the input type while it packs the pairs: no 16-bit copy of P in registers */
+        kbd_tmem_a_store(pt, sc, 0);
+        /* the correction warpgroup's factors, exp(scale (m_old - m_new)) of each row, in the 8 columns after P */
+        KBD_ACC_TILE(f32, ATTN_SM, 8) f;
+        kbd_fill(f, 1.0f);
+        kbd_softmax_rescale(f, st); /* every column of row r: the row's factor */
+        kbd_acc_store(fac, f, 0);
+        /* one arrive per warp: wait::st and fence::before_thread_sync order P's and the factors' stores before the
+         * MMA warp's P V and the correction's load */
+        kbd_tmem_a_ready(pt, &pready[t]);
+      }
+      if (n > 0) {
+        kbd_acc_wait(oacc, &ofull[t], (unsigned)(n - 1) & 1u);
+      } else {
+        /* no key block (causal rows before the first key, or an empty split): O = 0, lse = -inf below */
         KBD_ACC_UNROLL
         for (int c = 0; c < ATTN_D; c += ATTN_OC) {
           KBD_ACC_TILE(f32, ATTN_SM, ATTN_OC) o;
-          kbd_acc_load(o, oacc, c);
-          kbd_softmax_rescale(o, st);
+          kbd_zero(o);
           kbd_acc_store(oacc, o, c);
         }
       }
-      /* one arrive per warp: wait::st and fence::before_thread_sync order P_j's stores and the correction's
-       * before the MMA warp's P_j V_j */
-      kbd_tmem_a_ready(pj, pready);
-    }
-    if (n > 0) {
-      kbd_acc_wait(oacc, ofull, (unsigned)(n - 1) & 1u);
-    } else {
-      /* no key block (causal rows before the first key, or an empty split): O = 0, lse = -inf below */
-      KBD_ACC_UNROLL
+
+      /* O / sum and the log-sum-exp, chunk by chunk; rows past the end of the packed rows are not stored. A row
+       * that saw no key has sum 0: O = 0, lse = -inf. */
+      const long long head0 = (long long)bh * rows; /* first packed row of this (batch, kv head) */
+      const long long part = (long long)kbd_block_z() * kbd_grid_y() * rows + head0; /* splits > 1 */
+      KBD_ROWVEC(f32, sc) lse;
+      KBD_NO_UNROLL
       for (int c = 0; c < ATTN_D; c += ATTN_OC) {
         KBD_ACC_TILE(f32, ATTN_SM, ATTN_OC) o;
-        kbd_zero(o);
-        kbd_acc_store(oacc, o, c);
+        kbd_acc_load(o, oacc, c);
+        kbd_softmax_finish(o, lse, st, p.scale);
+        if (p.splits == 1) {
+          KBD_ACC_TILE(ATTN_DT, ATTN_SM, ATTN_OC) ob;
+          kbd_convert(ob, o);
+          kbd_store2d((ATTN_T *)p.o + head0 * ATTN_D, ob, rows, ATTN_D, ATTN_D, rt, c);
+        } else {
+          kbd_store2d(p.o_part + part * ATTN_D, o, rows, ATTN_D, ATTN_D, rt, c);
+        }
       }
+      if (p.splits == 1 && p.lse) kbd_vec_store_n(p.lse + head0 + rt, lse, rows - rt);
+      if (p.splits > 1) kbd_vec_store_n(p.lse_part + part + rt, lse, rows - rt);
     }
-
-    /* O / sum and the log-sum-exp, chunk by chunk; rows past the end of the packed rows are not stored. A row
-     * that saw no key has sum 0: O = 0, lse = -inf. */
-    const long long head0 = (long long)bh * rows; /* first packed row of this (batch, kv head) */
-    const long long part = (long long)kbd_block_z() * kbd_grid_y() * rows + head0; /* splits > 1 */
-    KBD_ROWVEC(f32, sc) lse;
-    KBD_NO_UNROLL
-    for (int c = 0; c < ATTN_D; c += ATTN_OC) {
-      KBD_ACC_TILE(f32, ATTN_SM, ATTN_OC) o;
-      kbd_acc_load(o, oacc, c);
-      kbd_softmax_finish(o, lse, st, p.scale);
-      if (p.splits == 1) {
-        KBD_ACC_TILE(ATTN_DT, ATTN_SM, ATTN_OC) ob;
-        kbd_convert(ob, o);
-        kbd_store2d((ATTN_T *)p.o + head0 * ATTN_D, ob, rows, ATTN_D, ATTN_D, r0, c);
-      } else {
-        kbd_store2d(p.o_part + part * ATTN_D, o, rows, ATTN_D, ATTN_D, r0, c);
-      }
-    }
-    if (p.splits == 1 && p.lse) kbd_vec_store_n(p.lse + head0 + r0, lse, rows - r0);
-    if (p.splits > 1) kbd_vec_store_n(p.lse_part + part + r0, lse, rows - r0);
   } else {
-    kbd_setmaxnreg_dec(24); /* warpgroup 2 has no role: its registers go to the softmax warpgroup */
+    kbd_setmaxnreg_dec(ATTN_FA4_REGS_CORRECTION);
+    const attn_range br = attn_fa4_range(&p, ATTN_KB, (int)kbd_block_x(), (int)kbd_block_z());
+    const int tiles = br.tiles, n = br.n;
+    KBD_ACC(f32, ATTN_SM, 8) fac;
+    KBD_ACC(f32, ATTN_SM, ATTN_D) oacc;
+    KBD_ACC_TILE(f32, ATTN_SM, 8) f;
+    KBD_SOFTMAX_STATE(f) cs; /* the softmax state as the correction sees it: only its row_scale, read back */
+    kbd_softmax_init(cs);
+    for (int it = 0; it < n; ++it) {
+      for (int t = 0; t < tiles; ++t) {
+        kbd_acc_bind(fac, tmem, t * ATTN_KB + ATTN_FAC, &pready[t]);
+        kbd_acc_bind(oacc, tmem, 2 * ATTN_KB + t * ATTN_D, &ofull[t]);
+        /* every phase of P ready is waited for, block 0's too: a parity wait skipped once would return at once
+         * for the next phase (the barrier would still be in the phase before it) */
+        kbd_acc_wait(fac, &pready[t], (unsigned)it & 1u);
+        if (it > 0) {
+          /* O_t holds the blocks before j at the old maximum: bring it to block j's once P_t,j-1 V_j-1, which
+           * accumulates into it, is complete. The MMA warp issues P_t,j V_j only after the arrive below */
+          kbd_acc_load(f, fac, 0);
+          kbd_reduce_rows(cs.row_scale, f, KBD_RED_MAX); /* the row's factor: all 8 columns hold it */
+          /* P ready already implies it (the softmax waited for S_t,j, which the MMA warp issued after P_t,j-1 V_j-1
+           * completed); waited for anyway, so that the correction does not depend on the MMA warp's issue order */
+          kbd_acc_wait(oacc, &ofull[t], (unsigned)(it - 1) & 1u);
+          KBD_ACC_UNROLL
+          for (int c = 0; c < ATTN_D; c += ATTN_OC) {
+            KBD_ACC_TILE(f32, ATTN_SM, ATTN_OC) o;
+            kbd_acc_load(o, oacc, c);
+            kbd_softmax_rescale(o, cs);
+            kbd_acc_store(oacc, o, c);
+          }
+        }
+        /* one arrive per warp (fence::before_thread_sync): the factors are read and O_t is the MMA warp's again */
+        kbd_acc_release(oacc, &ocorr[t]);
+      }
+    }
   }
   kbd_sync(); /* every Tensor Memory read is done before the columns are freed */
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, ATTN_TMEM_COLS);
@@ -251,6 +282,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
 #undef ATTN_OC
 #undef ATTN_SM
 #undef ATTN_QBOX
+#undef ATTN_FAC
 #undef ATTN_Q128
 #undef ATTN_QB
 #undef ATTN__NAME

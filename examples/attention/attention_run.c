@@ -71,7 +71,7 @@ size_t attn_workspace_bytes(const attn_args *a) {
 }
 
 int attn_pick_splits(const attn_args *a, int sms) {
-  const int bm = ATTN_BM(a->head_dim), bn = ATTN_BN(a->head_dim);
+  const int bm = attn_block_rows(a->head_dim), bn = ATTN_BN(a->head_dim);
   const long long rows = (long long)(a->heads_q / (a->heads_kv > 0 ? a->heads_kv : 1)) * a->seq_q;
   const long long blocks = (rows + bm - 1) / bm * a->batch * a->heads_kv;
   const int kblocks = (a->seq_k + bn - 1) / bn;
@@ -128,12 +128,13 @@ kbd_status attn_run(const attn_args *a) {
   }
 
   attn_smem l;
-  const kbd_smem_plan plan = d == 64 ? attn_layout_64(&l) : d == 128 ? attn_layout_128(&l) : attn_layout_256(&l);
+  const kbd_smem_plan plan = attn_block_plan(d, &l);
   if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
   const attn_kernel_fn kernels[2][3] = {{attn_bf16_64, attn_bf16_128, attn_bf16_256},
                                         {attn_f16_64, attn_f16_128, attn_f16_256}};
   const attn_kernel_fn kernel = kernels[a->dtype][d == 64 ? 0 : d == 128 ? 1 : 2];
-  const long long qblocks = (rows + ATTN_BM(d) - 1) / ATTN_BM(d);
+  const int bm = attn_block_rows(d);
+  const long long qblocks = (rows + bm - 1) / bm;
   if (qblocks > 0x7fffffffll) return attn_bad("attn_run: %lld query blocks: too many", qblocks);
   s = kernel(kbd_cfg(kbd_dim((unsigned)qblocks, (unsigned)heads, (unsigned)a->splits), plan.bytes, NULL), p);
   if (!kbd_ok(s) || a->splits == 1) return s;

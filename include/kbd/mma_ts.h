@@ -111,6 +111,14 @@ KBD_DEV void kbd__tmem_a_store(uint32_t taddr, const void *v, int npt, int vsize
       KBD_UNROLL
       for (int j = 0; j < chunk; ++j) {
         const int e = 2 * (c + j); /* the view's element of k0 + e */
+        const kbd_tmem_a_pos lo = kbd_tmem_a_pos_of(m_total, 2, 0, k0 + e),
+                             hi = kbd_tmem_a_pos_of(m_total, 2, 0, k0 + e + 1);
+        if (vsize == 4 && lo.byte == 0 && hi.byte == 2) {
+          /* the pair is one cell, low half first: one packed cvt (a constant test after inlining) */
+          const float *f = (const float *)v + l * npt + e;
+          cells[l * 32 + j] = f16a ? kbd_hw_cvt_rn_f16x2_f32(f[1], f[0]) : kbd_hw_cvt_rn_bf16x2_f32(f[1], f[0]);
+          continue;
+        }
         uint32_t x0, x1;
         if (vsize == 4) {
           const float *f = (const float *)v + l * npt + e;
@@ -121,8 +129,6 @@ KBD_DEV void kbd__tmem_a_store(uint32_t taddr, const void *v, int npt, int vsize
           x0 = h[0];
           x1 = h[1];
         }
-        const kbd_tmem_a_pos lo = kbd_tmem_a_pos_of(m_total, 2, 0, k0 + e),
-                             hi = kbd_tmem_a_pos_of(m_total, 2, 0, k0 + e + 1);
         cells[l * 32 + j] = x0 << (8u * lo.byte) | x1 << (8u * hi.byte);
       }
     }

@@ -115,25 +115,6 @@ static int at_kernel_lines(const char *needle, int *lines, int max) {
   return n;
 }
 
-/* One (batch, kv head), 2 q heads (GQA packs them into 200 rows: 2 blocks of ATTN_BM = 128, the second one
- * ragged), 300 keys = 3 key blocks of ATTN_BN(64) = 128, the last ragged. Every q row has q[0] = 1; the first
- * key of block b has k[0] = 16 + 2b and nothing else, the other keys k[0] = 0 and |k[c]| <= 1/4, so with
- * |q[c]| <= 1 their scores are < 63/4 < 16: the row max of EVERY row is the first key of the block just read,
- * and it grows by 2 (scaled by 0.5: by 1) from one key block to the next. Values in [-1, 1). */
-static void at_moving_max(at_problem *p) {
-  at_init(p, ATTN_BF16, 1, 2, 1, 100, 300, 64, 0, 0.5f);
-  for (long long r = 0; r < p->nrows; ++r)
-    for (int c = 0; c < 64; ++c) AT_Q(p, r, c) = c == 0 ? 1.0f : at_rand((unsigned long long)(r * 64 + c), 1);
-  for (int j = 0; j < p->seq_k; ++j)
-    for (int c = 0; c < 64; ++c) {
-      const int first = j % ATTN_BN(64) == 0;
-      AT_K(p, j, c) = first ? (c == 0 ? 16.0f + 2.0f * (float)(j / ATTN_BN(64)) : 0.0f)
-                            : (c == 0 ? 0.0f : at_rand((unsigned long long)(j * 64 + c), 2) / 4.0f);
-      AT_V(p, j, c) = at_rand((unsigned long long)(j * 64 + c), 3);
-    }
-  at_upload(p);
-}
-
 /* Runs kernel on p and returns its status; when it ran, *bad_rows = rows out of tolerance of the reference. */
 static kbd_status at_run_check(at_kernel kernel, const at_problem *p, long long *bad_rows, int *unwritten) {
   at_out r;
@@ -156,7 +137,7 @@ static kbd_status at_run_check(at_kernel kernel, const at_problem *p, long long 
 static void test_control(void **state) {
   (void)state;
   at_problem p;
-  at_moving_max(&p);
+  at_moving_max(&p, 100, 300); /* 200 rows: 2 blocks of ATTN_BM = 128, the second ragged */
   for (long seed = -1; seed < 3; ++seed) {
     mt_env(seed < 0 ? 2 : 1, seed);
     long long bad;
@@ -176,29 +157,13 @@ static void test_control(void **state) {
 static void test_missing_rescale(void **state) {
   (void)state;
   at_problem p;
-  at_moving_max(&p);
+  at_moving_max(&p, 100, 300); /* 200 rows: 2 blocks of ATTN_BM = 128, the second ragged */
   mt_env(1, 0);
   at_out r;
   at_out_alloc(&r, &p);
   MT_ASSERT_OK(at_launch(at_no_rescale, &p, &r));
   at_download(&r, &p);
-  double *o = (double *)malloc(sizeof(double) * 64);
-  assert_non_null(o);
-  const double tol = at_tolerance(p.dtype, 1.0);
-  for (long long row = 0; row < p.nrows; ++row) {
-    double lse, err = 0.0;
-    at_reference(&p, row, o, &lse);
-    for (int c = 0; c < 64; ++c) {
-      const double e = fabs(at_value(r.ho[row * 64 + c], p.dtype) - o[c]);
-      if (e > err) err = e;
-    }
-    if (!(err > 10.0 * tol))
-      fail_msg("missing rescale (sm_%d): row %lld max |O - ref| = %.3g, want > %.3g", KBD_CPU_ARCH, row, err, 10 * tol);
-    if (!(fabs((double)r.hlse[row] - lse) <= 1e-4 + 1e-5 * fabs(lse)))
-      fail_msg("missing rescale (sm_%d): lse[%lld] = %.9g, want %.9g (the sums are rescaled by kbd_softmax_update)",
-               KBD_CPU_ARCH, row, (double)r.hlse[row], lse);
-  }
-  free(o);
+  at_assert_every_row_wrong(&p, &r, "missing rescale");
   at_out_free(&r);
   at_free(&p);
 }
@@ -235,7 +200,7 @@ static void at_assert_k_undelivered(kbd_status s, const char *variant, long thre
 static void test_k_read_before_full(void **state) {
   (void)state;
   at_problem p;
-  at_moving_max(&p);
+  at_moving_max(&p, 100, 300); /* 200 rows: 2 blocks of ATTN_BM = 128, the second ragged */
   for (long threads = 1; threads <= 2; ++threads)
     for (long seed = -1; seed < 8; ++seed) {
       mt_env(threads, seed);
@@ -251,7 +216,7 @@ static void test_k_read_before_full(void **state) {
 static void test_missing_expect_tx(void **state) {
   (void)state;
   at_problem p;
-  at_moving_max(&p);
+  at_moving_max(&p, 100, 300); /* 200 rows: 2 blocks of ATTN_BM = 128, the second ragged */
   for (long threads = 1; threads <= 2; ++threads)
     for (long seed = -1; seed < 8; ++seed) {
       mt_env(threads, seed);

@@ -77,7 +77,7 @@ static void at_dominant_inputs(at_problem *p) {
 
 /* (query block, split) pairs of the decode launch whose key range is empty (attention.h's attn_key_blocks). */
 static long long at_empty_splits(const at_problem *p, int splits) {
-  const int rows = p->heads_q / p->heads_kv * p->seq_q, bm = ATTN_BM(p->d);
+  const int rows = p->heads_q / p->heads_kv * p->seq_q, bm = attn_block_rows(p->d);
   long long n = 0;
   for (int r0 = 0; r0 < rows; r0 += bm)
     for (int s = 0; s < splits; ++s) {

@@ -1,16 +1,24 @@
-/* test_attn_fa4.c - the handshakes of the sm_100a kernel text with FlashAttention-4's roles
- * (examples/attention/attention_kernel_sm100.h) must fail clearly on the CPU machine when broken.
+/* test_attn_fa4.c - the handshakes of the sm_100a kernel text with FlashAttention-4's structure
+ * (examples/attention/attention_kernel_sm100.h: two Q tiles, two softmax warpgroups, a correction warpgroup) must fail
+ * clearly on the CPU machine when broken.
  *
  * The UNMODIFIED text is compiled here again (bf16, head_dim 64) under test-only names, as is (the control) and
  * once per injected bug, each a macro override defined just before the text is included and dropped right after:
  *   fa4_no_p_wait   the MMA warp does not wait for the softmax's "P ready" barrier: O += P V may read P's Tensor
  *                   Memory cells before (or while) the softmax stores them, and the softmax may store the next P
  *                   over cells an MMA still reads
- *   fa4_no_o_wait   the softmax warpgroup does not wait for the "O full" barrier (the commit of P V): its
- *                   correction reads and rescales O while the MMA of the block before may still accumulate into it
- * The bug must be reported under every schedule tried (default, seeds 0-3) at a line of the kernel text that
- * takes part in the broken handshake, as a Tensor Memory race or an unwritten read; the control passes under the
- * same schedules against the double reference. Emulating sm_100a only: the text is sm_100a's.
+ *   fa4_no_o_wait   the correction and the epilogue do not wait for the "O full" barrier (the commit of P V): they
+ *                   read O while the MMA of the block before may still accumulate into it
+ *   fa4_no_pv_wait  the MMA warp does not wait for P_t,j V_j to complete before S_t,j+1 = Q K^T writes over P_t,j
+ *                   (P V reads it as A; PTX does not order two MMAs of one thread into different accumulators)
+ *   fa4_no_f_wait   the correction warpgroup does not wait for "P ready" before it reads the row factors: it loads
+ *                   Tensor Memory cells the softmax has not stored yet (or stores again)
+ *   fa4_no_fix      the correction leaves O alone (no rescale): the output is wrong in every row whose maximum moves
+ *                   after its first key block, which the inputs make every row
+ * The first four must be reported under every schedule tried (default, seeds 0-3) at a line of the kernel text that
+ * takes part in the broken handshake, as a Tensor Memory race or an unwritten read; the fourth must give wrong rows
+ * under every schedule; the control passes under the same schedules against the double reference. Emulating sm_100a
+ * only: the text is sm_100a's.
  */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <setjmp.h>
@@ -34,22 +42,46 @@
 #include "attention_kernel_sm100.h"
 #undef ATTN_KERNEL
 
-/* kbd_acc_wait without the wait on one barrier (the kernel's own `pready` / `ofull`), every other wait kept */
-static int fa_is(const kbd_mbarrier *a, const kbd_mbarrier *b) { return a == b; }
+/* kbd_acc_wait without the wait on one barrier array of the kernel (`pready` / `ofull`), every other wait kept; with
+ * a view name, only that view's waits are dropped */
+static int fa_in(const kbd_mbarrier *bar, const kbd_mbarrier *arr) { return bar == &arr[0] || bar == &arr[1]; }
 #pragma push_macro("kbd_acc_wait")
 #undef kbd_acc_wait
 #define kbd_acc_wait(acc, bar, parity)                                                                                 \
-  (fa_is((bar), pready) ? (void)0 : kbd__acc_wait_warp((bar), (uint32_t)(parity), KBD_SITE))
-#define ATTN_KERNEL fa4_no_p_wait
+  (fa_in((bar), ocorr) ? (void)0 : kbd__acc_wait_warp((bar), (uint32_t)(parity), KBD_SITE))
+#define ATTN_KERNEL fa4_no_c_wait
 #include "attention_kernel_sm100.h"
 #undef ATTN_KERNEL
 #undef kbd_acc_wait
 #define kbd_acc_wait(acc, bar, parity)                                                                                 \
-  (fa_is((bar), ofull) ? (void)0 : kbd__acc_wait_warp((bar), (uint32_t)(parity), KBD_SITE))
+  (fa_in((bar), ofull) && strstr(#parity, "n - 1") ? (void)0 : kbd__acc_wait_warp((bar), (uint32_t)(parity), KBD_SITE))
 #define ATTN_KERNEL fa4_no_o_wait
 #include "attention_kernel_sm100.h"
 #undef ATTN_KERNEL
+#undef kbd_acc_wait
+#define kbd_acc_wait(acc, bar, parity)                                                                                 \
+  (fa_in((bar), ofull) && !strcmp(#acc, "s") ? (void)0 : kbd__acc_wait_warp((bar), (uint32_t)(parity), KBD_SITE))
+#define ATTN_KERNEL fa4_no_pv_wait
+#include "attention_kernel_sm100.h"
+#undef ATTN_KERNEL
+#undef kbd_acc_wait
+#define kbd_acc_wait(acc, bar, parity)                                                                                 \
+  (fa_in((bar), pready) && !strcmp(#acc, "fac") ? (void)0 : kbd__acc_wait_warp((bar), (uint32_t)(parity), KBD_SITE))
+#define ATTN_KERNEL fa4_no_f_wait
+#include "attention_kernel_sm100.h"
+#undef ATTN_KERNEL
 #pragma pop_macro("kbd_acc_wait")
+/* the correction's rescale of O by the factors, and only it: kbd_softmax_rescale of the correction's state `cs` */
+#pragma push_macro("kbd_softmax_rescale")
+#undef kbd_softmax_rescale
+#define kbd_softmax_rescale(o, st)                                                                                     \
+  do {                                                                                                                 \
+    if (strcmp(#st, "cs")) KBD__SM_SCALE_ROWS(o, (st).row_scale, (st).row_scale.v[kbd_srl_][kbd_k_], "rescale");       \
+  } while (0)
+#define ATTN_KERNEL fa4_no_fix
+#include "attention_kernel_sm100.h"
+#undef ATTN_KERNEL
+#pragma pop_macro("kbd_softmax_rescale")
 
 typedef kbd_status (*fa_kernel)(kbd_launch_cfg, attn_params);
 
@@ -59,24 +91,26 @@ static kbd_status fa_launch(fa_kernel kernel, const at_problem *p, const at_out 
   const long long heads = (long long)p->batch * p->heads_kv, rows = (long long)group * p->seq_q;
   attn_params a;
   memset(&a, 0, sizeof a);
-  MT_ASSERT_OK(at_map(&a.q, p->dq, rows, heads, ATTN_WM));
+  MT_ASSERT_OK(at_map(&a.q, p->dq, rows, heads, ATTN_WM)); /* 64-row boxes: the text loads 2 per tile and column */
   MT_ASSERT_OK(at_map(&a.k, p->dk, p->seq_k, heads, ATTN_BN(64)));
   MT_ASSERT_OK(at_map(&a.v, p->dv, p->seq_k, heads, ATTN_BN(64)));
   a.o = r->o, a.lse = r->lse;
   a.seq_q = p->seq_q, a.seq_k = p->seq_k, a.group = group, a.causal = p->causal, a.splits = 1;
   a.scale = p->scale > 0.0f ? p->scale : 0.125f;
   attn_smem l;
-  const kbd_smem_plan plan = attn_layout_64(&l);
+  const kbd_smem_plan plan = attn_layout_fa4_64(&l);
   MT_ASSERT_OK(kbd_smem_plan_status(&plan));
-  const unsigned qblocks = (unsigned)((rows + ATTN_BM(64) - 1) / ATTN_BM(64));
+  const unsigned qblocks = (unsigned)((rows + ATTN_FA4_BM - 1) / ATTN_FA4_BM);
   return kernel(kbd_cfg(kbd_dim(qblocks, (unsigned)heads, 1), plan.bytes, NULL), a);
 }
 
-/* One (batch, kv head), 2 q heads packed into 200 rows (a full block and a ragged one), 450 keys = 4 key blocks
- * of 128 (the last ragged), causal: both S buffers, the correction and the masked blocks all take part. */
+/* One (batch, kv head), 2 q heads packed into 300 rows (a block of two Q tiles and a block of one, 44 rows), 450
+ * keys = 4 key blocks of 128 (the last ragged), causal: both tiles, the one-tile block, the correction and the
+ * masked blocks all take part. */
 static void fa_problem(at_problem *p) {
-  at_init(p, ATTN_BF16, 1, 2, 1, 100, 450, 64, 1, 0.0f);
-  for (long long i = 0; i < p->nrows * 64; ++i) p->q[i] = at_rand((unsigned long long)i, 1);
+  at_init(p, ATTN_BF16, 1, 2, 1, 150, 450, 64, 1, 0.0f);
+  for (long long i = 0; i < p->nrows * 64; ++i)
+    p->q[i] = at_rand((unsigned long long)i, 1);
   for (long long i = 0; i < (long long)p->seq_k * 64; ++i) {
     p->k[i] = at_rand((unsigned long long)i, 2);
     p->v[i] = at_rand((unsigned long long)i, 3);
@@ -98,16 +132,45 @@ static int fa_lines(const char *needle, int *lines, int max) {
   if (!n) fail_msg("%s has no line with \"%s\"", FA_KERNEL_TEXT, needle);
   return n;
 }
-/* Does the report name one of the lines holding needle1 or needle2? */
-static int fa_at(const kbd_status s, const char *needle1, const char *needle2) {
-  int lines[8], n = fa_lines(needle1, lines, 4);
-  n += fa_lines(needle2, lines + n, 4);
-  for (int i = 0; i < n; ++i) {
-    char one[64];
-    snprintf(one, sizeof one, "attention_kernel_sm100.h:%d: ", lines[i]);
-    if (strstr(s.msg, one)) return 1;
+/* Does the report name one of the lines holding one of the needles (a NULL-terminated list)? */
+static int fa_at(const kbd_status s, const char *const *needles) {
+  for (; *needles; ++needles) {
+    int lines[4];
+    const int n = fa_lines(*needles, lines, 4);
+    for (int i = 0; i < n; ++i) {
+      char one[64], two[64]; /* a fault's site, or a deadlock report's waiting warps */
+      snprintf(one, sizeof one, "attention_kernel_sm100.h:%d: ", lines[i]);
+      snprintf(two, sizeof two, "attention_kernel_sm100.h:%d waits", lines[i]);
+      if (strstr(s.msg, one) || strstr(s.msg, two)) return 1;
+    }
   }
   return 0;
+}
+
+/* Runs a broken variant under the default schedule and seeds 0-3: each run must stop with one of the codes (a
+ * KBD_OK-terminated list) at a line of the text holding one of the needles, with `what` in the message. */
+static void fa_expect(fa_kernel kernel, const char *name, const kbd_code *codes, const char *what,
+                      const char *const *needles) {
+  at_problem p;
+  fa_problem(&p);
+  for (long seed = -1; seed < 4; ++seed) {
+    mt_env(1, seed);
+    at_out r;
+    at_out_alloc(&r, &p);
+    const kbd_status s = fa_launch(kernel, &p, &r);
+    int code_ok = 0;
+    for (const kbd_code *c = codes; *c; ++c)
+      code_ok |= s.code == *c;
+    if (!code_ok || !strstr(s.msg, what) || !fa_at(s, needles)) {
+      char want[256] = "";
+      for (const char *const *n = needles; *n; ++n)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s\"%s\"", n == needles ? "" : " or ", *n);
+      fail_msg("%s (seed %ld): want a report naming \"%s\" at a line with %s; got %s: %s", name, seed, what, want,
+               kbd_code_name(s.code), s.msg);
+    }
+    at_out_free(&r);
+  }
+  at_free(&p);
 }
 
 static void test_control(void **state) {
@@ -128,52 +191,71 @@ static void test_control(void **state) {
   at_free(&p);
 }
 
-/* P V issued without waiting for P: under the default schedule a race on P's cells (the MMA reads a store not
- * ordered before it or not waited for, or the softmax stores over cells an MMA still reads), reported at the issue
- * or at the store. */
-static void test_no_p_wait(void **state) {
+/* P V issued without waiting for "O corrected" (the MMA warp's only wait per tile and block: the correction arrives
+ * on it after it saw P ready): the MMA reads P cells the softmax may still store or accumulates onto O cells the
+ * correction may still store, or the softmax's and the MMA warp's barrier phases run ahead of a waiter (a lapped
+ * phase: the misuse report, or the deadlock it leads to, naming the waits). */
+static void test_no_c_wait(void **state) {
   (void)state;
-  at_problem p;
-  fa_problem(&p);
-  for (long seed = -1; seed < 4; ++seed) {
-    mt_env(1, seed);
-    at_out r;
-    at_out_alloc(&r, &p);
-    const kbd_status s = fa_launch(fa4_no_p_wait, &p, &r);
-    /* other schedules may let the MMA warp run two S buffers ahead first: then the softmax waits for an S phase
-     * that came and went, a deadlock report that names it ("lapped") */
-    const int lapped = seed >= 0 && s.code == KBD_ERR_DEADLOCK && strstr(s.msg, "lapped") &&
-                       strstr(s.msg, "attention_kernel_sm100.h:");
-    if (!lapped && ((s.code != KBD_ERR_RACE && s.code != KBD_ERR_POISON) || !strstr(s.msg, "A operand") ||
-                    !fa_at(s, "kbd_mma_ts_issue(", "kbd_tmem_a_store(")))
-      fail_msg("no P wait (seed %ld): want a race on the A operand at the P V issue or the P store; got %s: %s", seed,
-               kbd_code_name(s.code), s.msg);
-    at_out_free(&r);
-  }
-  at_free(&p);
+  static const kbd_code codes[] = {KBD_ERR_RACE, KBD_ERR_POISON, KBD_ERR_MBARRIER, KBD_ERR_DEADLOCK, KBD_OK};
+  static const char *const at[] = {"kbd_mma_ts_issue(",
+                                   "kbd_tmem_a_store(",
+                                   "kbd_acc_wait(fac, &pready[t]",
+                                   "kbd_acc_store(oacc, o, c)",
+                                   "kbd_acc_load(o, oacc, c)",
+                                   "kbd_acc_wait(s, &sfull[t]",
+                                   NULL};
+  fa_expect(fa4_no_c_wait, "no O-corrected wait", codes, "", at);
 }
 
-/* The correction without waiting for the commit of P V: its tcgen05.ld of O reads cells an MMA writes with nothing
- * ordering them (or that nothing wrote yet), reported at the correction's (or the epilogue's) O load. */
+/* The epilogue reading O without waiting for the last P V: the read is not ordered before the correction's last store
+ * or the MMA's last write over O, reported at that store, that MMA or the read itself. */
 static void test_no_o_wait(void **state) {
   (void)state;
+  static const kbd_code codes[] = {KBD_ERR_RACE, KBD_OK};
+  static const char *const at[] = {"kbd_acc_store(oacc, o, c)", "kbd_mma_ts_issue(", "kbd_acc_load(o, oacc, c)", NULL};
+  fa_expect(fa4_no_o_wait, "no final O wait", codes, "Tensor Memory", at);
+}
+
+/* S_t,j+1 issued over P_t,j without waiting for P_t,j V_j: the CPU machine's MMA order rule reports the write over
+ * A cells an MMA of another accumulator may still read, at the S issue. */
+static void test_no_pv_wait(void **state) {
+  (void)state;
+  static const kbd_code codes[] = {KBD_ERR_RACE, KBD_OK};
+  static const char *const at[] = {"kbd_mma_issue(s, q, k, 0)", NULL};
+  fa_expect(fa4_no_pv_wait, "no P V wait", codes, "A operand", at);
+}
+
+/* The correction reading the factors without waiting for them: its tcgen05.ld of the factor columns reads cells the
+ * softmax has not stored (or stores again) with nothing ordering them, reported at that load or at the softmax's
+ * store of the factors. */
+static void test_no_f_wait(void **state) {
+  (void)state;
+  static const kbd_code codes[] = {KBD_ERR_RACE, KBD_ERR_POISON, KBD_OK};
+  static const char *const at[] = {"kbd_acc_load(f, fac, 0)", "kbd_acc_store(fac, f, 0)", NULL};
+  fa_expect(fa4_no_f_wait, "no factor wait", codes, "tcgen05", at);
+}
+
+/* No rescale of O: every handshake is kept, so the run completes, and on at_moving_max's inputs (300 rows: a block of
+ * two tiles and a block of one; 450 keys, 4 key blocks, the row max growing at each) every row is wrong. */
+static void test_no_fix(void **state) {
+  (void)state;
   at_problem p;
-  fa_problem(&p);
+  at_moving_max(&p, 150, 450);
   for (long seed = -1; seed < 4; ++seed) {
-    mt_env(1, seed);
+    mt_env(seed < 0 ? 2 : 1, seed);
     at_out r;
     at_out_alloc(&r, &p);
-    const kbd_status s = fa_launch(fa4_no_o_wait, &p, &r);
-    if ((s.code != KBD_ERR_RACE && s.code != KBD_ERR_POISON) || !strstr(s.msg, "tcgen05.ld") ||
-        !fa_at(s, "kbd_acc_load(o, oacc, c)", "kbd_acc_load(o, oacc, c)"))
-      fail_msg("no O wait (seed %ld): want a Tensor Memory race at the O load; got %s: %s", seed,
-               kbd_code_name(s.code), s.msg);
+    MT_ASSERT_OK(fa_launch(fa4_no_fix, &p, &r));
+    at_download(&r, &p);
+    at_assert_every_row_wrong(&p, &r, "no rescale");
     at_out_free(&r);
   }
   at_free(&p);
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {MT_TEST(test_control), MT_TEST(test_no_p_wait), MT_TEST(test_no_o_wait)};
+  const struct CMUnitTest tests[] = {MT_TEST(test_control),    MT_TEST(test_no_c_wait), MT_TEST(test_no_o_wait),
+                                     MT_TEST(test_no_pv_wait), MT_TEST(test_no_f_wait), MT_TEST(test_no_fix)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* types_convert_gpu - on the GPU, every PTX conversion of kbd/convert.h against kbd's software path
  * (kbd_cvt_sw_*, the code the CPU build runs, here compiled for the device), over ALL inputs:
  * every f32 bit pattern -> f16, bf16, e4m3, e5m2, i32; every i32 -> f32; every f16/bf16 and fp8
- * pattern -> f32. Together with types_convert_ref (software path == CUDA toolkit host code) this
+ * pattern -> f32; and the packed pair forms f32 x 2 -> bf16x2 / f16x2 with every pattern in the upper half (and a
+ * scrambled one in the lower). Together with types_convert_ref (software path == CUDA toolkit host code) this
  * proves device == host bit for bit, NaN patterns included.
  * Exit codes: 0 all equal, 1 mismatch or CUDA error, 77 no usable GPU (ctest SKIP_RETURN_CODE). */
 #include <kbd/convert.h>
@@ -9,9 +10,10 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
-enum { K_F16, K_BF16, K_E4M3, K_E5M2, K_I32, K_I32F, K_F16F, K_BF16F, K_E4M3F, K_E5M2F, K_COUNT };
-static const char *const k_names[K_COUNT] = {"f32->f16", "f32->bf16", "f32->e4m3", "f32->e5m2", "f32->i32",
-                                             "i32->f32", "f16->f32",  "bf16->f32", "e4m3->f32", "e5m2->f32"};
+enum { K_F16, K_BF16, K_E4M3, K_E5M2, K_I32, K_I32F, K_F16F, K_BF16F, K_E4M3F, K_E5M2F, K_BF16X2, K_F16X2, K_COUNT };
+static const char *const k_names[K_COUNT] = {"f32->f16",  "f32->bf16", "f32->e4m3",   "f32->e5m2",
+                                             "f32->i32",  "i32->f32",  "f16->f32",    "bf16->f32",
+                                             "e4m3->f32", "e5m2->f32", "f32->bf16x2", "f32->f16x2"};
 #define K_SAMPLES 8
 
 struct report {
@@ -55,6 +57,14 @@ __global__ void all_patterns(struct report *r, unsigned long long base) {
   check(r, K_E5M2, u, kbd_f32_to_e5m2(x).bits, kbd_cvt_sw_f32_to_e5m2(x).bits, n);
   check(r, K_I32, u, (unsigned int)kbd_f32_to_i32(x), (unsigned int)kbd_cvt_sw_f32_to_i32(x), n);
   check(r, K_I32F, u, __float_as_uint(kbd_i32_to_f32((int)u)), __float_as_uint(kbd_cvt_sw_i32_to_f32((int)u)), 0);
+  /* the packed forms (kbd_tmem_a_store packs P with them): x in the upper half, a scrambled pattern in the lower */
+  const unsigned int v = u * 2654435761u ^ (u >> 13);
+  const float y = __uint_as_float(v);
+  const int nn = n || is_nan32(v);
+  check(r, K_BF16X2, u, kbd_hw_cvt_rn_bf16x2_f32(x, y),
+        (unsigned int)kbd_cvt_sw_f32_to_bf16(x).bits << 16 | kbd_cvt_sw_f32_to_bf16(y).bits, nn);
+  check(r, K_F16X2, u, kbd_hw_cvt_rn_f16x2_f32(x, y),
+        (unsigned int)kbd_cvt_sw_f32_to_f16(x).bits << 16 | kbd_cvt_sw_f32_to_f16(y).bits, nn);
   if (u <= 0xffffu) {
     kbd_f16 h;
     kbd_bf16 b;

@@ -23,6 +23,14 @@ KBD_HD float kbd_hw_cvt_f32_f16(uint16_t a) {
 
 KBD_HD uint16_t kbd_hw_cvt_rn_bf16_f32(float a) { return kbd_cvt_sw_f32_to_bf16(a).bits; }
 
+KBD_HD uint32_t kbd_hw_cvt_rn_bf16x2_f32(float hi, float lo) {
+  return (uint32_t)kbd_cvt_sw_f32_to_bf16(hi).bits << 16 | kbd_cvt_sw_f32_to_bf16(lo).bits;
+}
+
+KBD_HD uint32_t kbd_hw_cvt_rn_f16x2_f32(float hi, float lo) {
+  return (uint32_t)kbd_cvt_sw_f32_to_f16(hi).bits << 16 | kbd_cvt_sw_f32_to_f16(lo).bits;
+}
+
 KBD_HD float kbd_hw_cvt_f32_bf16(uint16_t a) {
   kbd_bf16 b;
   b.bits = a;

@@ -127,10 +127,12 @@ typedef struct kbd_cpu_mma_state {
   kbd_cpu_umma **uq[KBD_CPU_MAX_WARPS]; /* per warp (its issuing thread): MMAs not committed */
   int un[KBD_CPU_MAX_WARPS], ucap[KBD_CPU_MAX_WARPS];
   /* Tensor Memory (allocated at the first tcgen05 use): value, writer clock, writer (group index | MMA flag), and
-   * the last tcgen05.ld of the cell: its clock and warp (group index). One reader per cell is exact: only warps
-   * of one lane quarter (w % 4) reach a lane. */
-  uint32_t *tm_val, *tm_clk, *tm_rclk;
-  uint16_t *tm_who, *tm_rwho;
+   * the last tcgen05.ld of the cell: its clock and warp (group index), plus (rclk2, rwho2) an earlier read by another
+   * warp that the last one was not ordered after. Warps of one lane quarter (w % 4) in different warpgroups share
+   * lanes (FA4: a softmax and a correction warpgroup read the same O), so two reads can be concurrent; a third
+   * concurrent reader replaces the older record: a report that may be missed, never a false one. */
+  uint32_t *tm_val, *tm_clk, *tm_rclk, *tm_rclk2;
+  uint16_t *tm_who, *tm_rwho, *tm_rwho2;
   kbd_cpu_tmem_alloc alloc[KBD_TMEM_COLS / KBD_TMEM_MIN_COLS];
   int nalloc, relinquished;
   const char *rel_file;
@@ -225,6 +227,8 @@ static inline void kbd_cpu_mma_destroy(void *p) {
   free(S->tm_who);
   free(S->tm_rclk);
   free(S->tm_rwho);
+  free(S->tm_rclk2);
+  free(S->tm_rwho2);
   free(S->sa);
   free(S->sb);
   free(S->sbt);
@@ -868,7 +872,9 @@ static inline kbd_cpu_mma_state *kbd_cpu_tmem_state(kbd_cpu_cta *cta) {
     S->tm_who = (uint16_t *)calloc(cells, sizeof(uint16_t));
     S->tm_rclk = (uint32_t *)calloc(cells, sizeof(uint32_t));
     S->tm_rwho = (uint16_t *)calloc(cells, sizeof(uint16_t));
-    if (!S->tm_val || !S->tm_clk || !S->tm_who || !S->tm_rclk || !S->tm_rwho) {
+    S->tm_rclk2 = (uint32_t *)calloc(cells, sizeof(uint32_t));
+    S->tm_rwho2 = (uint16_t *)calloc(cells, sizeof(uint16_t));
+    if (!S->tm_val || !S->tm_clk || !S->tm_who || !S->tm_rclk || !S->tm_rwho || !S->tm_rclk2 || !S->tm_rwho2) {
       fprintf(stderr, "kbd: out of host memory for Tensor Memory\n");
       abort();
     }
@@ -1035,21 +1041,23 @@ static inline void kbd_cpu_umma_check_readers_in(kbd_cpu_warp *w, kbd_cpu_mma_st
     const uint32_t ln = kbd_cpu_umma_lane(m, lane, r);
     for (int c = 0; c < n; ++c) {
       const size_t x = (size_t)ln * KBD_TMEM_COLS + col + (uint32_t)c;
-      const uint32_t rc = T->tm_rclk[x], who = T->tm_rwho[x];
-      if (KBD_LIKELY(rc < base || who == me)) continue;
-      const int unordered = rc > w->clk[who];
-      const int local = (int)who >= rb && (int)who < rb + KBD_CPU_MAX_WARPS;
-      if (unordered || (local && snap[who - (uint32_t)rb] < rc)) {
-        char them[48];
-        kbd_cpu_who(cta->G, (int)who, them, sizeof them);
-        kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
-                      "tcgen05.mma writes Tensor Memory lane %u, column %zu, which %s read (tcgen05.ld) %s: the MMA "
-                      "may overwrite it before that read. The reader releases it (kbd_acc_release: "
-                      "tcgen05.fence::before_thread_sync, then an mbarrier arrive) and the MMA warp waits for that "
-                      "phase before issuing (kbd_mma_issue fences after the wait)",
-                      ln, (size_t)col + (size_t)c, them,
-                      unordered ? "with nothing ordering the read before this issue"
-                                : "and no tcgen05.fence::after_thread_sync followed the wait that ordered it");
+      for (int k = 0; k < 2; ++k) {
+        const uint32_t rc = k ? T->tm_rclk2[x] : T->tm_rclk[x], who = k ? T->tm_rwho2[x] : T->tm_rwho[x];
+        if (KBD_LIKELY(rc < base || who == me)) continue;
+        const int unordered = rc > w->clk[who];
+        const int local = (int)who >= rb && (int)who < rb + KBD_CPU_MAX_WARPS;
+        if (unordered || (local && snap[who - (uint32_t)rb] < rc)) {
+          char them[48];
+          kbd_cpu_who(cta->G, (int)who, them, sizeof them);
+          kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                        "tcgen05.mma writes Tensor Memory lane %u, column %zu, which %s read (tcgen05.ld) %s: the MMA "
+                        "may overwrite it before that read. The reader releases it (kbd_acc_release: "
+                        "tcgen05.fence::before_thread_sync, then an mbarrier arrive) and the MMA warp waits for that "
+                        "phase before issuing (kbd_mma_issue fences after the wait)",
+                        ln, (size_t)col + (size_t)c, them,
+                        unordered ? "with nothing ordering the read before this issue"
+                                  : "and no tcgen05.fence::after_thread_sync followed the wait that ordered it");
+        }
       }
     }
   }
@@ -1354,9 +1362,60 @@ static inline void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, in
                         x / KBD_TMEM_COLS, x % KBD_TMEM_COLS, mma ? "an MMA committed by" : "was written by", them);
       }
       ((uint32_t *)d)[(size_t)l * (size_t)ld + (size_t)j] = S->tm_val[x];
+      const uint32_t prc = S->tm_rclk[x], pwho = S->tm_rwho[x];
+      if (prc >= base && pwho != me && prc > w->clk[pwho]) { /* a concurrent earlier read: keep it too */
+        S->tm_rclk2[x] = prc;
+        S->tm_rwho2[x] = (uint16_t)pwho;
+      }
       S->tm_rclk[x] = now;
       S->tm_rwho[x] = (uint16_t)me;
     }
+}
+
+/* A tcgen05.st over cell x must come after the cell's last read (tcgen05.ld) and last write (a tcgen05.st, or an
+ * MMA's D at its commit) by another warp: that warp's wait::ld / wait::st or commit, fence::before_thread_sync and an
+ * arrive, then this warp's wait and fence::after_thread_sync (ptx-reference 5.8). Otherwise the store may land before
+ * that read (which then sees the new value) or under that write. The read side matters where two warpgroups share
+ * lanes: an epilogue that reads O without waiting for the last MMA, then a correction warpgroup that stores over it,
+ * would otherwise hide the early read from the MMA's own check (kbd_cpu_umma_check_readers sees the last reader). */
+static inline void kbd_cpu_tmem_st_order(kbd_cpu_warp *w, const kbd_cpu_mma_state *S, size_t x, KBD_SITE_PARAMS) {
+  kbd_cpu_cta *cta = w->cta;
+  const uint32_t me = (uint32_t)w->gid, base = cta->sh.base;
+  const uint32_t *snap = S->fsnap[w->id];
+  const int rb = cta->rank * KBD_CPU_MAX_WARPS;
+  for (int k = 0; k < 2; ++k) {
+    const uint32_t rc = k ? S->tm_rclk2[x] : S->tm_rclk[x], rwho = k ? S->tm_rwho2[x] : S->tm_rwho[x];
+    if (rc < base || rwho == me) continue;
+    const int local = (int)rwho >= rb && (int)rwho < rb + KBD_CPU_MAX_WARPS;
+    const int unordered = rc > w->clk[rwho], unfenced = local && snap[rwho - (uint32_t)rb] < rc;
+    if (KBD_UNLIKELY(unordered || unfenced)) {
+      char them[48];
+      kbd_cpu_who(cta->G, (int)rwho, them, sizeof them);
+      kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                    "tcgen05.st over Tensor Memory lane %zu, column %zu, which %s read (tcgen05.ld) %s: the store may "
+                    "land before that read. The reader releases the cells (kbd_acc_release: "
+                    "tcgen05.fence::before_thread_sync, then an mbarrier arrive) and this warp waits for that phase",
+                    x / KBD_TMEM_COLS, x % KBD_TMEM_COLS, them,
+                    unordered ? "with nothing ordering the read before this store"
+                              : "and no tcgen05.fence::after_thread_sync followed the wait that ordered it");
+    }
+  }
+  const uint32_t c = S->tm_clk[x], who = S->tm_who[x] & 0x7FFFu, mma = S->tm_who[x] & KBD_CPU_TMEM_MMA;
+  if (c >= base && (who != me || mma)) {
+    const int local = (int)who >= rb && (int)who < rb + KBD_CPU_MAX_WARPS;
+    const int unacquired = who != me && c > w->clk[who];
+    const int unfenced = local && (who != me ? snap[who - (uint32_t)rb] < c : snap[who - (uint32_t)rb] <= c);
+    if (KBD_UNLIKELY(unacquired || unfenced)) {
+      char them[48];
+      kbd_cpu_who(cta->G, (int)who, them, sizeof them);
+      kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                    "tcgen05.st over Tensor Memory lane %zu, column %zu, which %s %s %s: the two writes are unordered "
+                    "(an mbarrier wait, then tcgen05.fence::after_thread_sync)",
+                    x / KBD_TMEM_COLS, x % KBD_TMEM_COLS, mma ? "an MMA committed by" : "was written by", them,
+                    unacquired ? "and this warp has not waited for that write"
+                               : "without tcgen05.fence::after_thread_sync after the wait that acquired it");
+    }
+  }
 }
 
 /* tcgen05.st.sync.aligned.shape.xn.b32 (one warp). */
@@ -1371,6 +1430,7 @@ static inline void kbd_hw_tmem_st(uint32_t taddr, const void *s, int ld, int sha
   for (int l = 0; l < 32; ++l)
     for (int j = 0; j < regs; ++j) {
       const size_t x = kbd_cpu_tmem_reg(taddr, shape, l, j);
+      if (KBD_UNLIKELY(cta->L->race_check)) kbd_cpu_tmem_st_order(w, S, x, KBD_SITE_ARGS);
       S->tm_val[x] = ((const uint32_t *)s)[(size_t)l * (size_t)ld + (size_t)j];
       S->tm_clk[x] = now;
       S->tm_who[x] = (uint16_t)w->gid;

@@ -48,6 +48,32 @@ KBD_DEV uint16_t kbd_hw_cvt_rn_bf16_f32(float a) {
 #endif
 }
 
+/* cvt.rn.bf16x2.f32 d, a, b;     PTX ISA 7.0, sm_80 - two f32 -> packed bf16 (hi upper, lo lower), RNE, overflow
+ * -> inf: one instruction (F2FP) where two cvt.rn.bf16.f32 and a pack are three, and one 32-bit result register
+ * where those hold two 16-bit values until the pack (a softmax packing 128 probabilities into P keeps 64 registers
+ * fewer live). The halves are the bits kbd_hw_cvt_rn_bf16_f32 gives each. */
+KBD_DEV uint32_t kbd_hw_cvt_rn_bf16x2_f32(float hi, float lo) {
+#if __CUDA_ARCH__ >= 800
+  uint32_t d;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+#else
+  return (uint32_t)kbd_cvt_sw_f32_to_bf16(hi).bits << 16 | kbd_cvt_sw_f32_to_bf16(lo).bits;
+#endif
+}
+
+/* cvt.rn.f16x2.f32 d, a, b;     PTX ISA 7.0, sm_80 - two f32 -> packed f16 (hi upper, lo lower), RNE, overflow ->
+ * inf; the halves are the bits kbd_hw_cvt_rn_f16_f32 gives each */
+KBD_DEV uint32_t kbd_hw_cvt_rn_f16x2_f32(float hi, float lo) {
+#if __CUDA_ARCH__ >= 800
+  uint32_t d;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+#else
+  return (uint32_t)kbd_cvt_sw_f32_to_f16(hi).bits << 16 | kbd_cvt_sw_f32_to_f16(lo).bits;
+#endif
+}
+
 /* mov.b32 d, {0, a};     PTX ISA 1.0, all targets - bf16 -> f32: the bf16 bits become the upper half.
  * bf16 is the top half of an f32, so the widening is a move, not an arithmetic conversion. It is used
  * instead of cvt.f32.bf16 (sm_90) because a move provably keeps NaN sign and payload exactly as the
