@@ -25,8 +25,9 @@
  *     in f32 to a workspace, and a second kernel combines them with the lse weights.
  * attention_kernel.h is the sm_90a kernel (wgmma, accumulators in registers) and the sm_100a kernel of head_dim 256
  * (tcgen05.mma, S and O in Tensor Memory); attention_kernel_sm100.h, the sm_100a kernel of head_dim 64 and 128,
- * keeps this block but gives it FlashAttention-4's roles (a TMA warp, an MMA warp, a 128-row softmax warpgroup; S,
- * P and O in Tensor Memory). Each is also the CPU kernel of its arch.
+ * has FlashAttention-4's structure instead: a block of 256 rows as two Q tiles of 128, 512 threads (a TMA warp, an
+ * MMA warp, a softmax warpgroup per tile, a correction warpgroup; S, P and O in Tensor Memory). The host asks
+ * attn_block_rows / attn_block_plan for the block of the text it runs. Each text is also the CPU kernel of its arch.
  */
 #ifndef ATTENTION_H
 #define ATTENTION_H
@@ -174,11 +175,12 @@ ATTN_LAYOUT_FA4_FN(64)
 ATTN_LAYOUT_FA4_FN(128)
 
 /* The kernel text of (arch, head_dim) (attention_kernels.h includes it once per kernel). sm_90a: attention_kernel.h,
- * the FA3 schedule. sm_100a: attention_kernel_sm100.h, FA4's roles (a TMA warp, an MMA warp, a softmax warpgroup of 128
- * rows with S, P and O in Tensor Memory) for head_dim 64 and 128; head_dim 256 keeps attention_kernel.h there too: its
- * block is 64 query rows (S and O of 64 x 256 fill the budget with the shared P tile), and a 64-row P in Tensor Memory
- * needs tcgen05.st.16x128b, which kbd does not offer yet (docs/design/mma-ts.md). Both texts keep the block shape
- * (rows, threads, shared-memory plan), so the host code does not depend on the arch. nvcc's host pass (KBD_MMA_ARCH 0)
+ * the FA3 schedule. sm_100a: attention_kernel_sm100.h, FA4's structure (two 128-row Q tiles, a TMA warp, an MMA warp,
+ * two softmax warpgroups and a correction warpgroup, S, P and O in Tensor Memory) for head_dim 64 and 128; head_dim
+ * 256 keeps attention_kernel.h there too: two tiles' S and O of 256 columns do not fit Tensor Memory, and its 64-row
+ * block would need a 64-row P in Tensor Memory (tcgen05.st.16x128b, which kbd does not offer yet: docs/design/
+ * mma-ts.md). The block differs per text (rows, threads, shared-memory plan): attention.cu, compiled for one arch,
+ * tells the host which (attn_block_rows, attn_block_plan). nvcc's host pass (KBD_MMA_ARCH 0)
  * must declare the same kernels as the device pass: it learns the target from
  * __CUDA_ARCH_LIST__, so one nvcc call builds one arch (as examples/gemm). */
 #define ATTN__LIST_N(...) ATTN__LIST_N_(__VA_ARGS__, 3, 2, 1, 0)
@@ -242,21 +244,29 @@ KBD_HD int attn_visible_cols(int row, int k0, int seq_q, int seq_k, int causal) 
 }
 
 /* The FA4 block's range (attention_kernel_sm100.h): its first packed row r0 of rows, how many of its two Q tiles hold
- * rows (1 when rows - r0 <= 128: decode and short sequences run one tile), and the key blocks [kb0, kb0 + n) of split
- * `split` (blocks of bn keys). Both tiles take the same key blocks: under the causal mask tile 0 gets at most one block
- * more than it needs, fully masked for it. */
+ * rows (1 when rows - r0 <= 128: decode and short sequences run one tile), and the key blocks of split `split`
+ * (blocks of bn keys) each tile needs: [kb0, kb0 + nt[t]) (nt[t] = 0 for a tile without rows or without a visible
+ * key). The tiles' ranges start together; under the causal mask the later rows usually need more blocks, but not
+ * always (a tile whose rows wrap into the next head needs the keys of the head's last query). n = the larger: the
+ * blocks the TMA warp loads. */
 typedef struct attn_range {
-  int rows, r0, tiles, kb0, n;
+  int rows, r0, tiles, kb0, n, nt[2];
 } attn_range;
 KBD_HD attn_range attn_fa4_range(const attn_params *p, int bn, int block, int split) {
   attn_range b;
   b.rows = p->group * p->seq_q;
   b.r0 = block * ATTN_FA4_BM;
   b.tiles = b.rows - b.r0 > ATTN_FA4_TM ? 2 : 1;
-  int kb1;
-  attn_key_blocks(b.r0, b.rows - b.r0 < ATTN_FA4_BM ? b.rows - b.r0 : ATTN_FA4_BM, p->seq_q, p->seq_k, p->causal, bn,
-                  split, p->splits, &b.kb0, &kb1);
-  b.n = kb1 - b.kb0;
+  b.kb0 = 0;
+  b.n = 0;
+  for (int t = 0; t < 2; ++t) {
+    const int rt = b.r0 + ATTN_FA4_TM * t, m = b.rows - rt < ATTN_FA4_TM ? b.rows - rt : ATTN_FA4_TM;
+    int kb0 = 0, kb1 = 0;
+    if (t < b.tiles) attn_key_blocks(rt, m, p->seq_q, p->seq_k, p->causal, bn, split, p->splits, &kb0, &kb1);
+    b.nt[t] = kb1 - kb0;
+    if (b.nt[t] > 0) b.kb0 = kb0; /* the same for both tiles when both have blocks */
+    if (b.nt[t] > b.n) b.n = b.nt[t];
+  }
   return b;
 }
 

@@ -84,12 +84,14 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
   if (kbd_warpgroup_id() == 0) {
     kbd_setmaxnreg_dec(ATTN_FA4_REGS_LOAD);
     const attn_range br = attn_fa4_range(&p, ATTN_KB, (int)kbd_block_x(), (int)kbd_block_z());
-    const int r0 = br.r0, tiles = br.tiles, kb0 = br.kb0, n = br.n, bh = (int)kbd_block_y();
+    const int r0 = br.r0, kb0 = br.kb0, n = br.n, bh = (int)kbd_block_y();
+    const int n0 = br.nt[0], n1 = br.nt[1]; /* per tile, named: br.nt[t] with a run-time t would be local memory */
     if (kbd_warp_id() == 0) {
       /* the TMA warp. K_j and V_j alternate in one queue: V_j's stage frees only when P V of block j completes for
        * both tiles, K_{j+1}'s when S of block j+1-STAGES does, and the MMA warp needs them in that order */
-      KBD_ELECT_ONE { /* Q only for a block with key blocks: nothing waits for it otherwise */
-        for (int t = 0; t < (n > 0 ? tiles : 0); ++t) {
+      KBD_ELECT_ONE { /* Q only for a tile with key blocks: nothing waits for it otherwise */
+        for (int t = 0; t < 2; ++t) {
+          if ((t ? n1 : n0) == 0) continue;
           ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, t);
           kbd_mbarrier_arrive_expect_tx(&qfull[t], KBD_STILE_BYTES(q));
           for (int c = 0; c < ATTN_D / 64; ++c)
@@ -125,7 +127,8 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
       if (n > 0) {
         ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, 0);
         kbd_mbarrier_wait(&kfull[0], 0);
-        for (int t = 0; t < tiles; ++t) {
+        for (int t = 0; t < 2; ++t) {
+          if ((t ? n1 : n0) == 0) continue;
           ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, t);
           kbd_acc_bind(s, tmem, t * ATTN_KB, &sfull[t]);
           kbd_mbarrier_wait(&qfull[t], 0);
@@ -141,7 +144,8 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
         ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, sn);
         kbd_mbarrier_wait(&vfull[sp], (unsigned)(it / ATTN_STAGES) & 1u);
         if (more) kbd_mbarrier_wait(&kfull[sn], (unsigned)((it + 1) / ATTN_STAGES) & 1u);
-        for (int t = 0; t < tiles; ++t) {
+        for (int t = 0; t < 2; ++t) {
+          if (it >= (t ? n1 : n0)) continue; /* this tile's last key block is behind it */
           /* O_t += P_t,j V_j once the correction brought O_t to block j's maximum: it arrives on "O corrected" after
            * waiting for "P ready", so that one wait also orders the softmax's P stores before the MMA (kbd_acc_wait
            * fences after it) */
@@ -151,7 +155,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
           kbd_acc_wait(o, &ocorr[t], par);
           kbd_mma_ts_issue(o, pt, v, it > 0);
           kbd_mma_commit(o, &ofull[t]);
-          if (more) {
+          if (it + 1 < (t ? n1 : n0)) {
             /* S_t,j+1 over P_t,j: only once P_t,j V_j has read it (file comment) */
             kbd_acc_bind(s, tmem, t * ATTN_KB, &sfull[t]);
             kbd_acc_wait(s, &ofull[t], par);
@@ -166,9 +170,10 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
   } else if (kbd_warpgroup_id() <= 2) {
     kbd_setmaxnreg_inc(ATTN_FA4_REGS_SOFTMAX);
     const attn_range br = attn_fa4_range(&p, ATTN_KB, (int)kbd_block_x(), (int)kbd_block_z());
-    const int rows = br.rows, kb0 = br.kb0, n = br.n, bh = (int)kbd_block_y();
+    const int rows = br.rows, kb0 = br.kb0, bh = (int)kbd_block_y();
     const int t = (int)kbd_warpgroup_id() - 1, rt = br.r0 + ATTN_SM * t;
     if (t < br.tiles) {
+      const int n = t ? br.nt[1] : br.nt[0];
       const int mrows = rows - rt < ATTN_SM ? rows - rt : ATTN_SM;
       KBD_ACC(f32, ATTN_SM, ATTN_KB) s;
       KBD_ACC(f32, ATTN_SM, 8) fac;
@@ -236,14 +241,15 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
   } else {
     kbd_setmaxnreg_dec(ATTN_FA4_REGS_CORRECTION);
     const attn_range br = attn_fa4_range(&p, ATTN_KB, (int)kbd_block_x(), (int)kbd_block_z());
-    const int tiles = br.tiles, n = br.n;
+    const int n = br.n, n0 = br.nt[0], n1 = br.nt[1];
     KBD_ACC(f32, ATTN_SM, 8) fac;
     KBD_ACC(f32, ATTN_SM, ATTN_D) oacc;
     KBD_ACC_TILE(f32, ATTN_SM, 8) f;
     KBD_SOFTMAX_STATE(f) cs; /* the softmax state as the correction sees it: only its row_scale, read back */
     kbd_softmax_init(cs);
     for (int it = 0; it < n; ++it) {
-      for (int t = 0; t < tiles; ++t) {
+      for (int t = 0; t < 2; ++t) {
+        if (it >= (t ? n1 : n0)) continue;
         kbd_acc_bind(fac, tmem, t * ATTN_KB + ATTN_FAC, &pready[t]);
         kbd_acc_bind(oacc, tmem, 2 * ATTN_KB + t * ATTN_D, &ofull[t]);
         /* every phase of P ready is waited for, block 0's too: a parity wait skipped once would return at once

@@ -254,8 +254,94 @@ static void test_no_fix(void **state) {
   at_free(&p);
 }
 
+/* attn_fa4_range against a brute force: per tile, the key blocks up to the last one any of its rows sees (each row's
+ * visible keys counted directly, the causal bound of its own query index), cut to the split's share; both tiles start
+ * at the same block when both have one; n is the larger count. Shapes where a tile's rows wrap into the next head
+ * (so tile 0 can need more blocks than tile 1), GQA, causal and not, 1-4 splits. */
+static void test_ranges(void **state) {
+  (void)state;
+  static const int seqs_q[] = {1, 7, 100, 127, 128, 129, 150, 255, 256, 300, 1000};
+  static const int seqs_k[] = {1, 100, 128, 129, 450, 1000};
+  long checked = 0, tile0_longer = 0;
+  for (size_t a = 0; a < sizeof seqs_q / sizeof *seqs_q; ++a)
+    for (size_t b = 0; b < sizeof seqs_k / sizeof *seqs_k; ++b)
+      for (int group = 1; group <= 4; group *= 2)
+        for (int causal = 0; causal < 2; ++causal)
+          for (int splits = 1; splits <= 4; ++splits) {
+            attn_params pr;
+            memset(&pr, 0, sizeof pr);
+            pr.seq_q = seqs_q[a], pr.seq_k = seqs_k[b], pr.group = group, pr.causal = causal, pr.splits = splits;
+            const int rows = group * pr.seq_q, bn = ATTN_BN(64), all = (pr.seq_k + bn - 1) / bn;
+            const int per = (all + splits - 1) / splits;
+            for (int blk = 0; blk * ATTN_FA4_BM < rows; ++blk)
+              for (int sp = 0; sp < splits; ++sp) {
+                const attn_range r = attn_fa4_range(&pr, bn, blk, sp);
+                int want[2] = {0, 0}, n = 0;
+                for (int t = 0; t < 2; ++t) {
+                  int end = 0; /* keys [0, end) some row of the tile sees */
+                  for (int row = blk * ATTN_FA4_BM + ATTN_FA4_TM * t;
+                       row < rows && row < blk * ATTN_FA4_BM + ATTN_FA4_TM * (t + 1); ++row) {
+                    int e = pr.seq_k;
+                    if (causal) {
+                      e = row % pr.seq_q + pr.seq_k - pr.seq_q + 1;
+                      e = e < 0 ? 0 : e > pr.seq_k ? pr.seq_k : e;
+                    }
+                    if (e > end) end = e;
+                  }
+                  const int nb = (end + bn - 1) / bn, lo = sp * per, hi = (sp + 1) * per < nb ? (sp + 1) * per : nb;
+                  want[t] = hi > lo ? hi - lo : 0;
+                  if (want[t] > n) n = want[t];
+                  if (want[t] > 0 && r.kb0 != lo)
+                    fail_msg("seq %d x %d, group %d, causal %d, split %d/%d, block %d, tile %d: kb0 %d, want %d",
+                             pr.seq_q, pr.seq_k, group, causal, sp, splits, blk, t, r.kb0, lo);
+                }
+                if (r.nt[0] != want[0] || r.nt[1] != want[1] || r.n != n)
+                  fail_msg(
+                      "seq %d x %d, group %d, causal %d, split %d/%d, block %d: nt {%d, %d} n %d, want {%d, %d} %d",
+                      pr.seq_q, pr.seq_k, group, causal, sp, splits, blk, r.nt[0], r.nt[1], r.n, want[0], want[1], n);
+                tile0_longer += want[0] > want[1] && want[1] > 0;
+                ++checked;
+              }
+          }
+  if (tile0_longer == 0) fail_msg("no case where tile 0 needs more key blocks than tile 1 (%ld checked)", checked);
+}
+
+/* A shape where tile 0 needs more key blocks than tile 1 (its rows wrap into the next head), run against the double
+ * reference: 2 q heads of 300 rows, causal, 300 keys; in block 1 (rows 256-511) tile 0 holds the last queries of head
+ * 0 (all 3 key blocks) and tile 1 queries 84-211 of head 1 (2 key blocks). */
+static void test_tile0_longer(void **state) {
+  (void)state;
+  at_problem p;
+  at_init(&p, ATTN_BF16, 1, 2, 1, 300, 300, 64, 1, 0.0f);
+  for (long long i = 0; i < p.nrows * 64; ++i)
+    p.q[i] = at_rand((unsigned long long)i, 4);
+  for (long long i = 0; i < (long long)p.seq_k * 64; ++i) {
+    p.k[i] = at_rand((unsigned long long)i, 5);
+    p.v[i] = at_rand((unsigned long long)i, 6);
+  }
+  at_upload(&p);
+  attn_params pr;
+  memset(&pr, 0, sizeof pr);
+  pr.seq_q = 300, pr.seq_k = 300, pr.group = 2, pr.causal = 1, pr.splits = 1;
+  const attn_range r = attn_fa4_range(&pr, ATTN_BN(64), 1, 0);
+  if (r.nt[0] != 3 || r.nt[1] != 2) fail_msg("block 1: nt {%d, %d}, want {3, 2}", r.nt[0], r.nt[1]);
+  for (long seed = -1; seed < 2; ++seed) {
+    mt_env(seed < 0 ? 2 : 1, seed);
+    at_out o;
+    at_out_alloc(&o, &p);
+    MT_ASSERT_OK(fa_launch(fa4_control, &p, &o));
+    at_download(&o, &p);
+    double worst;
+    const long long bad = at_check(&p, &o, at_tolerance(p.dtype, 1.0), &worst, 0);
+    if (bad != 0) fail_msg("seed %ld: %lld rows out of tolerance (worst %.3g)", seed, bad, worst);
+    at_out_free(&o);
+  }
+  at_free(&p);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {MT_TEST(test_control),    MT_TEST(test_no_c_wait), MT_TEST(test_no_o_wait),
-                                     MT_TEST(test_no_pv_wait), MT_TEST(test_no_f_wait), MT_TEST(test_no_fix)};
+  const struct CMUnitTest tests[] = {MT_TEST(test_control),    MT_TEST(test_no_c_wait),   MT_TEST(test_no_o_wait),
+                                     MT_TEST(test_no_pv_wait), MT_TEST(test_no_f_wait),   MT_TEST(test_no_fix),
+                                     MT_TEST(test_ranges),     MT_TEST(test_tile0_longer)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
