@@ -14,7 +14,8 @@
  *   warpgroup 3     the correction: for each tile, once P_t,j-1 V_j-1 is complete, O_t *= the row factors of block
  *                   j (a tcgen05.ld / FMUL / tcgen05.st round trip the softmax does not wait for), one arrive per warp
  *   warps 2-3       no role (their registers go to the softmax warpgroups)
- * A block whose second tile has no row (rows - r0 <= 128: decode, short sequences) runs tile 0 only.
+ * Each tile takes its own key blocks (attention.h: attn_fa4_range; the TMA warp loads the longer range), and a block
+ * whose second tile has no row (rows - r0 <= 128: decode, short sequences) runs tile 0 only.
  *
  * Tensor Memory (512 columns): S_t at [t BN, (t + 1) BN), O_t at [2 BN + t D, 2 BN + (t + 1) D). P_t,j takes the first
  * BN/2 columns of S_t (bf16, two per 32-bit cell), the row factors the 8 columns after them. S_t,j+1 overwrites
