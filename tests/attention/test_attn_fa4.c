@@ -173,21 +173,27 @@ static void fa_expect(fa_kernel kernel, const char *name, const kbd_code *codes,
   at_free(&p);
 }
 
+/* The unbroken text on p under the default schedule (2 host threads) and seeds 0..seeds-1 (1 thread): every row
+ * within the tolerance of the double reference. */
+static void fa_control_runs(const at_problem *p, long seeds, const char *what) {
+  for (long seed = -1; seed < seeds; ++seed) {
+    mt_env(seed < 0 ? 2 : 1, seed);
+    at_out r;
+    at_out_alloc(&r, p);
+    MT_ASSERT_OK(fa_launch(fa4_control, p, &r));
+    at_download(&r, p);
+    double worst;
+    const long long bad = at_check(p, &r, at_tolerance(p->dtype, 1.0), &worst, 0);
+    if (bad != 0) fail_msg("%s (seed %ld): %lld rows out of tolerance (worst %.3g)", what, seed, bad, worst);
+    at_out_free(&r);
+  }
+}
+
 static void test_control(void **state) {
   (void)state;
   at_problem p;
   fa_problem(&p);
-  for (long seed = -1; seed < 4; ++seed) {
-    mt_env(seed < 0 ? 2 : 1, seed);
-    at_out r;
-    at_out_alloc(&r, &p);
-    MT_ASSERT_OK(fa_launch(fa4_control, &p, &r));
-    at_download(&r, &p);
-    double worst;
-    const long long bad = at_check(&p, &r, at_tolerance(p.dtype, 1.0), &worst, 0);
-    if (bad != 0) fail_msg("control (seed %ld): %lld rows out of tolerance (worst %.3g)", seed, bad, worst);
-    at_out_free(&r);
-  }
+  fa_control_runs(&p, 4, "control");
   at_free(&p);
 }
 
@@ -325,17 +331,7 @@ static void test_tile0_longer(void **state) {
   pr.seq_q = 300, pr.seq_k = 300, pr.group = 2, pr.causal = 1, pr.splits = 1;
   const attn_range r = attn_fa4_range(&pr, ATTN_BN(64), 1, 0);
   if (r.nt[0] != 3 || r.nt[1] != 2) fail_msg("block 1: nt {%d, %d}, want {3, 2}", r.nt[0], r.nt[1]);
-  for (long seed = -1; seed < 2; ++seed) {
-    mt_env(seed < 0 ? 2 : 1, seed);
-    at_out o;
-    at_out_alloc(&o, &p);
-    MT_ASSERT_OK(fa_launch(fa4_control, &p, &o));
-    at_download(&o, &p);
-    double worst;
-    const long long bad = at_check(&p, &o, at_tolerance(p.dtype, 1.0), &worst, 0);
-    if (bad != 0) fail_msg("seed %ld: %lld rows out of tolerance (worst %.3g)", seed, bad, worst);
-    at_out_free(&o);
-  }
+  fa_control_runs(&p, 2, "tile 0 longer");
   at_free(&p);
 }
 
