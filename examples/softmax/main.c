@@ -12,13 +12,13 @@
 /* The softmax of one row in double precision, with the special values of kbd/softmax.h (softmax.h): a NaN or
  * a +inf anywhere -> the whole row NaN; all -inf (fully masked) -> zeros; otherwise exp(x - max) / sum.
  * tol[i] bounds the f32 kernel's relative error at element i, to first order in u = 2^-24 (T tiles of 1024,
- * n = cols, m the row max, R the spread of its finite logits). kbd/softmax.h computes p = exp2f(fma(x, c, -M)),
- * c = fl(log2 e), M = fl(m c), sums p, rescales the sum by exp2f(m_old c - M_new) per tile, and divides:
- *   p: the roundings of its exponent 3|x - m| u (fl(c), the FFMA; 3 also covers (x - m) c), exp2f 4u (2 ulp);
+ * n = cols, m the row max, R the spread of its finite logits). kbd/softmax.h computes p = ex2(fma(x, c, -M)),
+ * c = fl(log2 e), M = fl(m c), sums p, rescales the sum by ex2(m_old c - M_new) per tile, and divides:
+ *   p: the roundings of its exponent 3|x - m| u (fl(c), the FFMA; 3 also covers (x - m) c), ex2 4u (2 ulp);
  *      the error of M is common to the row and cancels in the division
  *   the sum: per tile a tree over 4 elements x 5 shuffles x 8 warps, 10u; its terms' errors weighted by y,
  *      4u + 3u sum y |x - m| <= 4u + 3u ln n (the entropy of y); one FFMA per tile, T u; the rescale factors,
- *      4u each (exp2f), |m| u each (the GPU fuses m_old c - M_new into one FFMA that keeps M_new's rounding,
+ *      4u each (ex2), |m| u each (the GPU fuses m_old c - M_new into one FFMA that keeps M_new's rounding,
  *      so the factor is not 1 when the max stays), and the roundings of their exponents, 2R u over the row
  *   the division (or a reciprocal and a multiply), 2u
  * A row whose finite logits are all its max or more than 104 below it (exp underflows to 0 in f32 there) sums
@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
         /* bf16: one more rounding of the f32 result, relative 2^-8 (8 significant bits) */
         const double t = pass ? 0x1p-8 + tol[c] * (1.0 + 0x1p-8) : tol[c];
         const double err = fabs(got - ref[c]) / ref[c];
-        /* below FLT_MIN exp2f returns subnormals: their error is absolute (2^-149 per ulp), not relative */
+        /* below FLT_MIN the exponential returns 0 (kbd/softmax.h flushes subnormals): the error is absolute there */
         if (err > t && fabs(got - ref[c]) > FLT_MIN) ++row_bad;
         if (ref[c] > FLT_MIN) {
           if (pass)

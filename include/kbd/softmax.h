@@ -39,6 +39,7 @@
 
 #include <math.h>
 
+#include "hw.h"
 #include "reduce_tile.h"
 
 #define KBD_SOFTMAX_LOG2E 1.4426950408889634f
@@ -67,9 +68,12 @@ KBD_HD float kbd_softmax_shift_(float m) { return m == -INFINITY ? 0.0f : m; }
  * max (its exponent is exactly 0, however large the scores), and an unchanged max rescales by exactly 1 (with
  * the FFMA form ptxas fuses, the rounding error of m * c became the exponent: scores past ~1e9 overflowed, and
  * the running sum drifted by 2^(error) per block). One FADD more per element. */
-KBD_HD float kbd_softmax_exp_(float s, float shift, float sl2) { return exp2f((s - shift) * sl2); }
+/* 2^x is ex2.approx.ftz (kbd_hw_ex2_ftz_f32): exp2f's subnormal fix-up cost more instructions per element than the
+ * exponential; a probability below 2^-126 becomes 0 (next to the row's max term, 1, it is far below f32's epsilon,
+ * and P is rounded to 16 bits anyway). */
+KBD_HD float kbd_softmax_exp_(float s, float shift, float sl2) { return kbd_hw_ex2_ftz_f32((s - shift) * sl2); }
 KBD_HD float kbd_softmax_rescale_of_(float m_old, float m_new, float sl2) {
-  return m_new == -INFINITY ? 1.0f : exp2f((m_old - m_new) * sl2);
+  return m_new == -INFINITY ? 1.0f : kbd_hw_ex2_ftz_f32((m_old - m_new) * sl2);
 }
 KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
   return sum == 0.0f ? -INFINITY : (m == -INFINITY ? 0.0f : m * scale) + logf(sum);
