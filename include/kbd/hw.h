@@ -69,8 +69,8 @@
 #endif
 
 /* Pure value primitives (conversions, f32 max/min, the softmax's exp2) are also called from host code of a GPU
- * program: the KBD_HD functions of convert.h, fminmax.h and softmax.h. Their CPU twin is plain C math, so it serves every host
- * compilation (-DKBD_CPU, nvcc's host pass, a plain C host file) and the PTX twin the nvcc device pass. */
+ * program: the KBD_HD functions of convert.h, fminmax.h and softmax.h. Their CPU twin is plain C math, so it serves
+ * every host compilation (-DKBD_CPU, nvcc's host pass, a plain C host file) and the PTX twin the nvcc device pass. */
 #if KBD_DEVICE_PASS
 #include "ptx/cvt.h"
 #include "ptx/ex2.h"

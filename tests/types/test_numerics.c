@@ -9,6 +9,10 @@
  *    GPU's canonical NaN) whatever NaN went in or none did (inf - inf, 0 * inf, 0 / 0, sqrt(-1)), while
  *    moves (kbd_convert, lane 0 of an inclusive scan) keep the payload - elementwise ops, warp / CTA /
  *    tile reductions, scans, row reductions and the device-wide reduce and scan.
+ * 3. The softmax's exponential kbd_hw_ex2_ftz_f32 (the CPU twin of ex2.approx.ftz.f32) against exp2 in double
+ *    over every f32 exponent argument in [-160, 130] at 1/64 steps and the special values: within 2 ulp where the
+ *    result is normal, +0 where 2^x is below FLT_MIN, 1 for a subnormal argument, +0 / +inf / NaN for -inf / +inf
+ *    / NaN.
  */
 #include <kbd/reduce_tile.h>
 #include <kbd/scan.h>
@@ -411,6 +415,33 @@ static void test_row_reduction_nan_bits(void **state) {
 }
 
 /* kbd/device.h: the f32 sum of 10000 elements with one NaN, reduce and scan. */
+static void test_ex2_ftz(void **state) {
+  (void)state;
+  long normal = 0, flushed = 0;
+  for (int i = -160 * 64; i <= 130 * 64; ++i) {
+    const float x = (float)i / 64.0f;
+    const float got = kbd_hw_ex2_ftz_f32(x);
+    const double want = exp2((double)x);
+    if (want < (double)FLT_MIN) {
+      if (!(got == 0.0f && !signbit(got))) fail_msg("ex2_ftz(%g) = %a, want +0 (2^x = %a is below FLT_MIN)", x, got, want);
+      ++flushed;
+    } else if (want > (double)FLT_MAX) {
+      if (!(isinf(got) && got > 0.0f)) fail_msg("ex2_ftz(%g) = %a, want +inf", x, got);
+    } else {
+      const double ulp = ldexp(1.0, ilogb(want) - 23);
+      if (!(fabs((double)got - want) <= 2.0 * ulp)) fail_msg("ex2_ftz(%g) = %a, want %a within 2 ulp", x, got, want);
+      ++normal;
+    }
+  }
+  assert_true(normal > 200 * 64 && flushed > 30 * 64);
+  assert_true(kbd_hw_ex2_ftz_f32(ldexpf(1.0f, -130)) == 1.0f && kbd_hw_ex2_ftz_f32(-ldexpf(1.0f, -140)) == 1.0f);
+  assert_true(kbd_hw_ex2_ftz_f32(0.0f) == 1.0f && kbd_hw_ex2_ftz_f32(-0.0f) == 1.0f);
+  assert_true(kbd_hw_ex2_ftz_f32(-INFINITY) == 0.0f && !signbit(kbd_hw_ex2_ftz_f32(-INFINITY)));
+  assert_true(isinf(kbd_hw_ex2_ftz_f32(INFINITY)) && kbd_hw_ex2_ftz_f32(INFINITY) > 0.0f);
+  assert_true(isnan(kbd_hw_ex2_ftz_f32(NAN)));
+  assert_true(kbd_hw_ex2_ftz_f32(-126.0f) == FLT_MIN && kbd_hw_ex2_ftz_f32(-127.0f) == 0.0f);
+}
+
 static void test_device_nan_bits(void **state) {
   (void)state;
   enum { N = 10000, AT = 5000 };
@@ -446,7 +477,7 @@ int main(void) {
       cmocka_unit_test(test_add_ftz_literals),      cmocka_unit_test(test_add_ftz_sweep),
       cmocka_unit_test(test_canon_and_ftz),         cmocka_unit_test(test_elementwise_nan_bits),
       cmocka_unit_test(test_reduction_nan_bits),    cmocka_unit_test(test_row_reduction_nan_bits),
-      cmocka_unit_test(test_device_nan_bits),
+      cmocka_unit_test(test_device_nan_bits),       cmocka_unit_test(test_ex2_ftz),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
