@@ -2,18 +2,37 @@
  * (kbd_cvt_sw_*, the code the CPU build runs, here compiled for the device), over ALL inputs:
  * every f32 bit pattern -> f16, bf16, e4m3, e5m2, i32; every i32 -> f32; every f16/bf16 and fp8
  * pattern -> f32; and the packed pair forms f32 x 2 -> bf16x2 / f16x2 with every pattern in the upper half (and a
- * scrambled one in the lower). Together with types_convert_ref (software path == CUDA toolkit host code) this
- * proves device == host bit for bit, NaN patterns included.
+ * scrambled one in the lower); and ex2.approx.ftz.f32 (kbd_hw_ex2_ftz_f32) within 2 ulp of 2^x, with its flushes, over
+ * every pattern. Together with types_convert_ref (software path == CUDA toolkit host code) this
+ * proves device == host bit for bit for the conversions, NaN patterns included (the exponential is an approximation
+ * on both sides: its bound, not its bits, is checked).
  * Exit codes: 0 all equal, 1 mismatch or CUDA error, 77 no usable GPU (ctest SKIP_RETURN_CODE). */
 #include <kbd/convert.h>
 
 #include <cuda_runtime.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 
-enum { K_F16, K_BF16, K_E4M3, K_E5M2, K_I32, K_I32F, K_F16F, K_BF16F, K_E4M3F, K_E5M2F, K_BF16X2, K_F16X2, K_COUNT };
-static const char *const k_names[K_COUNT] = {"f32->f16",  "f32->bf16", "f32->e4m3",   "f32->e5m2",
-                                             "f32->i32",  "i32->f32",  "f16->f32",    "bf16->f32",
-                                             "e4m3->f32", "e5m2->f32", "f32->bf16x2", "f32->f16x2"};
+enum {
+  K_F16,
+  K_BF16,
+  K_E4M3,
+  K_E5M2,
+  K_I32,
+  K_I32F,
+  K_F16F,
+  K_BF16F,
+  K_E4M3F,
+  K_E5M2F,
+  K_BF16X2,
+  K_F16X2,
+  K_EX2,
+  K_COUNT
+};
+static const char *const k_names[K_COUNT] = {"f32->f16",    "f32->bf16",  "f32->e4m3", "f32->e5m2", "f32->i32",
+                                             "i32->f32",    "f16->f32",   "bf16->f32", "e4m3->f32", "e5m2->f32",
+                                             "f32->bf16x2", "f32->f16x2", "ex2.ftz"};
 #define K_SAMPLES 8
 
 struct report {
@@ -65,6 +84,23 @@ __global__ void all_patterns(struct report *r, unsigned long long base) {
         (unsigned int)kbd_cvt_sw_f32_to_bf16(x).bits << 16 | kbd_cvt_sw_f32_to_bf16(y).bits, nn);
   check(r, K_F16X2, u, kbd_hw_cvt_rn_f16x2_f32(x, y),
         (unsigned int)kbd_cvt_sw_f32_to_f16(x).bits << 16 | kbd_cvt_sw_f32_to_f16(y).bits, nn);
+  /* kbd_hw_ex2_ftz_f32 (ex2.approx.ftz.f32, the softmax's exponential) against 2^x in double, with the CPU twin's
+   * rules: a subnormal argument counts as 0, a result below FLT_MIN is +0, within 2 ulp otherwise (exp2f's bound) */
+  {
+    const float e = kbd_hw_ex2_ftz_f32(x);
+    const float a = fabsf(x) < FLT_MIN ? 0.0f : x;
+    const double w = exp2((double)a);
+    int ok;
+    if (n)
+      ok = e != e;
+    else if (w < (double)FLT_MIN)
+      ok = __float_as_uint(e) == 0u;
+    else if (w > (double)FLT_MAX)
+      ok = isinf(e) && e > 0.0f;
+    else
+      ok = fabs((double)e - w) <= 2.0 * ldexp(1.0, ilogb(w) - 23);
+    if (!ok) note(r, K_EX2, u, __float_as_uint(e), __float_as_uint((float)w), n);
+  }
   if (u <= 0xffffu) {
     kbd_f16 h;
     kbd_bf16 b;
