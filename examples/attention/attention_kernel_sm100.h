@@ -193,7 +193,9 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
         /* mask by position only where a block crosses the end of the keys or the causal diagonal */
         if (attn_block_masked(rt, mrows, k0, ATTN_KB, p.seq_q, p.seq_k, p.causal))
           KBD_MAP(sc, sc, x, r, c, c < attn_visible_cols(rt + r, k0, p.seq_q, p.seq_k, p.causal) ? x : -INFINITY);
-        kbd_softmax_update(sc, st, sc, p.scale);
+        /* lazy (FA4): a row keeps its max until a block's max exceeds it by 2^8 in P, so the factor is exactly 1
+         * for most rows after the first blocks and the correction skips their O */
+        kbd_softmax_update_lazy(sc, st, sc, p.scale, KBD_SOFTMAX_SLACK);
         /* P_t,j over S_t,j's columns (S is in registers now; P_t,j-1 V_j-1 read them before S_t,j was issued). The
          * store rounds P to the input type while it packs the pairs: no 16-bit copy of P in registers */
         kbd_tmem_a_store(pt, sc, 0);
@@ -201,7 +203,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
         KBD_ACC_TILE(f32, ATTN_SM, 8) f;
         kbd_fill(f, 1.0f);
         kbd_softmax_rescale(f, st); /* every column of row r: the row's factor */
-        kbd_acc_store(fac, f, 0);
+        kbd_acc_store_async(fac, f, 0); /* no warpgroup barrier: the arrive below hands it on */
         /* one arrive per warp: wait::st and fence::before_thread_sync order P's and the factors' stores before the
          * MMA warp's P V and the correction's load */
         kbd_tmem_a_ready(pt, &pready[t]);
@@ -261,18 +263,25 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
            * accumulates into it, is complete. The MMA warp issues P_t,j V_j only after the arrive below */
           kbd_acc_load(f, fac, 0);
           kbd_reduce_rows(cs.row_scale, f, KBD_RED_MAX); /* the row's factor: all 8 columns hold it */
-          /* P ready already implies it (the softmax waited for S_t,j, which the MMA warp issued after P_t,j-1 V_j-1
-           * completed); waited for anyway, so that the correction does not depend on the MMA warp's issue order */
-          kbd_acc_wait(oacc, &ofull[t], (unsigned)(it - 1) & 1u);
-          KBD_ACC_UNROLL
-          for (int c = 0; c < ATTN_D; c += ATTN_OC) {
-            KBD_ACC_TILE(f32, ATTN_SM, ATTN_OC) o;
-            kbd_acc_load(o, oacc, c);
-            kbd_softmax_rescale(o, cs);
-            kbd_acc_store(oacc, o, c);
+          /* a warp whose 32 rows all kept their max (factor 1) leaves its lanes of O alone: with the lazy softmax
+           * that is most warps after the first blocks, and each skip saves a D-column read and write of O */
+          if (kbd_softmax_warp_rescales(cs)) {
+            /* P ready already implies it (the softmax waited for S_t,j, which the MMA warp issued after
+             * P_t,j-1 V_j-1 completed); waited for anyway, so that the correction does not depend on the MMA
+             * warp's issue order. A skipped wait is harmless: this barrier cannot pass phase j - 1 before the
+             * arrive below, so a later wait's parity still names the phase it means */
+            kbd_acc_wait(oacc, &ofull[t], (unsigned)(it - 1) & 1u);
+            KBD_ACC_UNROLL
+            for (int c = 0; c < ATTN_D; c += ATTN_OC) {
+              KBD_ACC_TILE(f32, ATTN_SM, ATTN_OC) o;
+              kbd_acc_load(o, oacc, c);
+              kbd_softmax_rescale(o, cs);
+              kbd_acc_store_async(oacc, o, c); /* completed by the release below, per warp: no warpgroup barrier */
+            }
           }
         }
-        /* one arrive per warp (fence::before_thread_sync): the factors are read and O_t is the MMA warp's again */
+        /* one arrive per warp (wait::st, fence::before_thread_sync): the factors are read, O_t's stores have landed
+         * and O_t is the MMA warp's again */
         kbd_acc_release(oacc, &ocorr[t]);
       }
     }

@@ -17,14 +17,17 @@
  *   KBD_ACC_TILE(f32, M, C) r;                a register tile for C columns of an M-row accumulator
  *   kbd_acc_load(r, acc, col0)                r = columns col0..col0+C-1 of acc (sm_90a: register copies;
  *                                             sm_100a: tcgen05.ld + tcgen05.wait::ld)
- *   kbd_acc_store(acc, r, col0)               the reverse (sm_100a: tcgen05.st + wait::st)
+ *   kbd_acc_store(acc, r, col0)               the reverse (sm_100a: tcgen05.st + wait::st, then a warpgroup
+ *                                             barrier: the warpgroup's own MMA may accumulate onto it)
+ *   kbd_acc_store_async(acc, r, col0)         sm_100a: tcgen05.st only, no wait and no barrier; the warp's next
+ *                                             kbd_acc_release (or kbd_tmem_a_ready) completes it and hands it on
  *   kbd_mma_issue(acc, a, b, accumulate)      sm_100a, ONE warp (the MMA warp): its elected thread issues the
  *                                             MMAs; no warpgroup barrier (docs/design/mma-warp.md)
  *   kbd_mma_commit(acc, &bar)                 the same warp: one arrive on bar when its MMAs so far complete
  *   kbd_mma_commit_mc(acc, &bar, mask)        the same, on bar's offset in every cluster CTA of mask
  *   kbd_mma_release_mc(acc, &empty, mask)     kbd_mma_release with the arrive in every cluster CTA of mask
  *   kbd_acc_wait(acc, &bar, parity)           each reading warp: the phase, then fence::after_thread_sync
- *   kbd_acc_release(acc, &bar)                each reading warp: fence::before_thread_sync + one arrive
+ *   kbd_acc_release(acc, &bar)                each reading warp: wait::st, fence::before_thread_sync + one arrive
  *                                             (init bar with KBD_ACC_RELEASES(reading threads))
  *   KBD_ACC_UNROLL for (c = 0; c < N; c += C)  a loop over column chunks: unrolled on sm_90a (registers take
  *                                             constant indices), rolled on sm_100a (Tensor Memory addresses
@@ -449,8 +452,11 @@ KBD_DEV void kbd__acc_wait_warp(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS)
   kbd_hw_mbar_wait(bar, parity, KBD_SITE_ARGS);
   kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
 }
-/* tcgen05.ld is complete here (kbd_acc_load waits for it); the fence orders it before the arrive. */
+/* tcgen05.ld is complete here (kbd_acc_load waits for it); tcgen05.st is not after kbd_acc_store_async, so the
+ * release waits for the warp's stores (with none in flight wait::st returns at once); the fence orders both before
+ * the arrive. */
 KBD_DEV void kbd__acc_release_warp(uint64_t *bar, KBD_SITE_PARAMS) {
+  kbd_hw_tmem_wait_st(KBD_SITE_ARGS);
   kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);
   KBD_ELECT_ONE { kbd_hw_mbar_arrive(bar, 1u, KBD_SITE_ARGS); }
 }
@@ -675,7 +681,7 @@ KBD_DEV void kbd__acc_tmem(void *v, int npt, int es, int isint, uint32_t taddr, 
     /* orders these loads before the barrier that precedes the next MMA into these columns or the dealloc
      * (ptx-reference 5.8); the loads themselves are complete (wait::ld above) */
     kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);
-  } else {
+  } else if (to_acc == 1) {
     /* the stores must land before a later MMA of the leader thread accumulates onto them */
     kbd_hw_tmem_wait_st(KBD_SITE_ARGS);
     kbd_hw_tcgen05_fence_before(KBD_SITE_ARGS);
@@ -703,6 +709,15 @@ KBD_DEV void kbd__acc_tmem(void *v, int npt, int es, int isint, uint32_t taddr, 
   do {                                                                                                                 \
     KBD__ACC_VIEW_CHECKS(acc, r);                                                                                      \
     kbd__acc_xfer(acc, r, col0, 1);                                                                                    \
+  } while (0)
+#define KBD__MMA_RULE_STORE_ASYNC                                                                                      \
+  "kbd_acc_store_async is sm_100a's tcgen05.st left in flight for the warp's next kbd_acc_release: on sm_90a the "     \
+  "accumulator is the warpgroup's registers - use kbd_acc_store"
+#define kbd_acc_store_async(acc, r, col0)                                                                              \
+  do {                                                                                                                 \
+    KBD__ACC_VIEW_CHECKS(acc, r);                                                                                      \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_STORE_ASYNC);                                                  \
+    kbd__acc_xfer(acc, r, col0, 2);                                                                                    \
   } while (0)
 
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */

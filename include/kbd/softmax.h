@@ -5,6 +5,13 @@
  *   kbd_softmax_update(p, st, s, scale)   one more block of scores s (f32): with m = the new running max,
  *                                         p = exp(scale * (s - m)) (f32, may be s itself), the sum rescaled and
  *                                         p's row sums added; st's rescale = exp(scale * (m_old - m))
+ *   kbd_softmax_update_lazy(p, st, s, scale, slack)
+ *                                         the same, but a row's running max moves only when the block's max exceeds it
+ *                                         by more than 2^slack in p (scale log2e (b - m) > slack; slack: an integer
+ *                                         constant 0..15, KBD_SOFTMAX_SLACK = 8 as FlashAttention-4): otherwise the
+ *                                         row keeps its max, p <= 2^slack, and its rescale is exactly 1
+ *   kbd_softmax_warp_rescales(st)         1 if any row this warp holds has a rescale other than 1 (a warp vote:
+ *                                         every lane of the warp calls it; the same value in all 32)
  *   kbd_softmax_rescale(o, st)            o[r][c] *= rescale[r]: bring an accumulator of earlier blocks to m
  *   kbd_softmax_finish(o, lse, st, scale) o[r][c] /= sum[r]; lse[r] = scale * max[r] + ln(sum[r]) (a KBD_ROWVEC of s)
  *   kbd_softmax_apply(p, st, s, scale)    after the last update: p = exp(scale * (s - max)) / sum, the softmax of a
@@ -25,6 +32,12 @@
  * (WGMMA_ACC, MMA_C, TMEM_ACC: the scores block and the output accumulator of attention); a ROW o must have
  * s's shape. Everything else is a compile-time error naming the rule.
  *
+ * Lazy rescaling (FlashAttention-4): o's rescale is a read-modify-write of the whole accumulator per block, and
+ * after the first few blocks a row's max rarely grows by much. With kbd_softmax_update_lazy the sum and o are kept
+ * at a stale max as long as every p stays <= 2^slack: the algebra is the same (the final o / sum and lse use the max
+ * the sums were taken at), p is exact to its rounding, and a warp whose rows all kept their max can skip the
+ * rescale (kbd_softmax_warp_rescales). p up to 2^15 still fits f16 (< 65504), hence the bound on slack.
+ *
  * Masking and special values: a score of -inf (a masked position) gets p = 0. A row whose scores so far are
  * all -inf has max -inf and sum 0 and is computed as if its max were 0, so nothing becomes NaN; at the end
  * such a row (fully masked) has o = 0 and lse = -inf. A NaN score makes its row NaN, and so does +inf (inf -
@@ -43,6 +56,7 @@
 #include "reduce_tile.h"
 
 #define KBD_SOFTMAX_LOG2E 1.4426950408889634f
+#define KBD_SOFTMAX_SLACK 8 /* log2 of the growth of p a lazy update allows before it moves the max (FA4's 8) */
 
 #define KBD_SOFTMAX_STATE(s)                                                                                           \
   struct {                                                                                                             \
@@ -75,6 +89,12 @@ KBD_HD float kbd_softmax_exp_(float s, float shift, float sl2) { return kbd_hw_e
 KBD_HD float kbd_softmax_rescale_of_(float m_old, float m_new, float sl2) {
   return m_new == -INFINITY ? 1.0f : kbd_hw_ex2_ftz_f32((m_old - m_new) * sl2);
 }
+/* The lazy running max: the block's max b only when p would exceed 2^slack at the old one. -inf (no finite max
+ * yet) always moves to a finite b (the difference is +inf); a NaN difference (both -inf, or an all-NaN block)
+ * keeps the old max. */
+KBD_HD float kbd_softmax_lazy_max_(float m_old, float b, float sl2, float slack) {
+  return (b - m_old) * sl2 > slack ? b : m_old;
+}
 KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
   return sum == 0.0f ? -INFINITY : (m == -INFINITY ? 0.0f : m * scale) + logf(sum);
 }
@@ -90,10 +110,11 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
     }                                                                                                                  \
   } while (0)
 
-#define kbd_softmax_update(p, st, s, scale)                                                                            \
+/* lazy: a literal 0 or 1 (0 compiles to the eager update exactly); slack: the lazy update's integer constant */
+#define KBD__SM_UPDATE(p, st, s, scale, lazy, slack, name)                                                             \
   do {                                                                                                                 \
-    KBD__SM_F32(s, "kbd_softmax_update");                                                                              \
-    KBD__SM_F32(p, "kbd_softmax_update");                                                                              \
+    KBD__SM_F32(s, name);                                                                                              \
+    KBD__SM_F32(p, name);                                                                                              \
     KBD__SAME_SHAPE(p, s);                                                                                             \
     KBD__RT_MATCH((st).row_max, s, KBD__RT_ROWS);                                                                      \
     const float kbd_sl2_ = (float)(scale)*KBD_SOFTMAX_LOG2E;                                                           \
@@ -103,7 +124,9 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
     for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
       KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_) {                              \
         const float kbd_so_ = (st).row_max.v[kbd_sul_][kbd_suk_];                                                      \
-        const float kbd_sn_ = kbd_fmax_ptx(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_]);                                   \
+        const float kbd_sn_ =                                                                                          \
+            (lazy) ? kbd_softmax_lazy_max_(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_], kbd_sl2_, (float)(slack))          \
+                   : kbd_fmax_ptx(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_]);                                            \
         (st).row_scale.v[kbd_sul_][kbd_suk_] = kbd_softmax_rescale_of_(kbd_so_, kbd_sn_, kbd_sl2_);                    \
         (st).row_max.v[kbd_sul_][kbd_suk_] = kbd_sn_;                                                                  \
         kbd_sms_[kbd_sul_][kbd_suk_] = kbd_softmax_shift_(kbd_sn_);                                                    \
@@ -122,6 +145,28 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
                                                 (st).row_scale.v[kbd_sul_][kbd_suk_], kbd_sbs_.v[kbd_sul_][kbd_suk_]); \
     }                                                                                                                  \
   } while (0)
+
+#define kbd_softmax_update(p, st, s, scale) KBD__SM_UPDATE(p, st, s, scale, 0, 0, "kbd_softmax_update")
+#define kbd_softmax_update_lazy(p, st, s, scale, slack)                                                                \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT((slack) >= 0 && (slack) <= 15,                                                                   \
+                      "kbd: kbd_softmax_update_lazy: slack is an integer constant in 0..15 (p reaches 2^slack, and "   \
+                      "f16 holds less than 2^16)");                                                                    \
+    KBD__SM_UPDATE(p, st, s, scale, 1, slack, "kbd_softmax_update_lazy");                                              \
+  } while (0)
+
+/* Any lane's slot with a rescale other than 1: one vote.sync.all over the warp (the lanes' own slots). */
+KBD_TILE_FN int kbd_softmax_warp_any_(const float *scale, int slots, KBD_SITE_PARAMS) {
+  int keep[KBD_LANES_HELD];
+  for (int l = 0; l < KBD_LANES_HELD; ++l) {
+    keep[l] = 1;
+    for (int k = 0; k < slots; ++k)
+      if (scale[l * slots + k] != 1.0f) keep[l] = 0;
+  }
+  return !kbd_hw_vote_all(keep, KBD_SITE_ARGS);
+}
+#define kbd_softmax_warp_rescales(st)                                                                                  \
+  kbd_softmax_warp_any_(&(st).row_scale.v[0][0], KBD_VEC_SLOTS((st).row_scale), KBD_SITE)
 
 /* o[i] = o[i] * f(row slot), f read from row vector m (the state's rescale, or 1/sum at the end). */
 #define KBD__SM_SCALE_ROWS(o, m, expr_of_k, name)                                                                      \

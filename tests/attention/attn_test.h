@@ -208,10 +208,11 @@ static inline long long at_check(const at_problem *p, const at_out *r, double to
 }
 
 /* One (batch, kv head), 2 q heads of seq_q rows (GQA packs them into 2 seq_q rows), seq_k keys, head_dim 64, bf16, not
- * causal, scale 0.5. Every q row has q[0] = 1; the first key of key block b (ATTN_BN(64) keys) has k[0] = 16 + 2b and
+ * causal, scale 0.5. Every q row has q[0] = 1; the first key of key block b (ATTN_BN(64) keys) has k[0] = 16 + 16b and
  * nothing else, the other keys k[0] = 0 and |k[c]| <= 1/4, so with |q[c]| <= 1 their scores are < 63/4 < 16: the row
- * max of EVERY row is the first key of the block just read, and it grows by 2 (scaled by 0.5: by 1) from one key
- * block to the next. Values in [-1, 1). */
+ * max of EVERY row is the first key of the block just read, and it grows by 16 (scaled by 0.5: by 8, 11.5 in log2
+ * units) from one key block to the next - more than a lazy softmax's slack (KBD_SOFTMAX_SLACK = 8), so every block
+ * moves every row's max in the eager and the lazy update alike. Values in [-1, 1). */
 static inline void at_moving_max(at_problem *p, int seq_q, int seq_k) {
   at_init(p, ATTN_BF16, 1, 2, 1, seq_q, seq_k, 64, 0, 0.5f);
   for (long long r = 0; r < p->nrows; ++r)
@@ -219,7 +220,7 @@ static inline void at_moving_max(at_problem *p, int seq_q, int seq_k) {
   for (int j = 0; j < p->seq_k; ++j)
     for (int c = 0; c < 64; ++c) {
       const int first = j % ATTN_BN(64) == 0;
-      AT_K(p, j, c) = first ? (c == 0 ? 16.0f + 2.0f * (float)(j / ATTN_BN(64)) : 0.0f)
+      AT_K(p, j, c) = first ? (c == 0 ? 16.0f + 16.0f * (float)(j / ATTN_BN(64)) : 0.0f)
                             : (c == 0 ? 0.0f : at_rand((unsigned long long)(j * 64 + c), 2) / 4.0f);
       AT_V(p, j, c) = at_rand((unsigned long long)(j * 64 + c), 3);
     }
@@ -227,8 +228,9 @@ static inline void at_moving_max(at_problem *p, int seq_q, int seq_k) {
 }
 
 /* The output of a kernel that does not rescale O, on at_moving_max's inputs (at least 2 key blocks): EVERY row is
- * wrong by far more than the tolerance (the first keys' values in [-1, 1) are weighted e and e^2 instead of 1/e and
- * 1/e^2 relative to the last one), while the lse matches (the row sums are rescaled inside kbd_softmax_update). */
+ * wrong by far more than the tolerance (the earlier blocks' first keys, values in [-1, 1), are weighted 1 instead of
+ * e^-8, e^-16 ... relative to the last one), while the lse matches (the row sums are rescaled inside
+ * kbd_softmax_update). */
 static inline void at_assert_every_row_wrong(const at_problem *p, const at_out *r, const char *what) {
   double *o = (double *)malloc(sizeof(double) * 64);
   assert_non_null(o);

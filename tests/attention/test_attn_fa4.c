@@ -15,10 +15,14 @@
  *                   Tensor Memory cells the softmax has not stored yet (or stores again)
  *   fa4_no_fix      the correction leaves O alone (no rescale): the output is wrong in every row whose maximum moves
  *                   after its first key block, which the inputs make every row
- * The first four must be reported under every schedule tried (default, seeds 0-3) at a line of the kernel text that
- * takes part in the broken handshake, as a Tensor Memory race or an unwritten read; the fourth must give wrong rows
- * under every schedule; the control passes under the same schedules against the double reference. Emulating sm_100a
- * only: the text is sm_100a's.
+ *   fa4_lane0_vote  the correction decides whether its warp rescales from lane 0's row alone instead of the warp vote
+ *                   (kbd_softmax_warp_rescales): a row whose max moved in a warp whose lane 0 kept its max is wrong
+ * The handshake variants must be reported under every schedule tried (default, seeds 0-3) at a line of the kernel
+ * text that takes part in the broken handshake, as a Tensor Memory race or an unwritten read; the last two must give
+ * wrong rows under every schedule; the control passes under the same schedules against the double reference. The
+ * inputs (fa_problem) make the lazy softmax (kbd_softmax_update_lazy) move the max of whole warps and of single rows
+ * in otherwise still warps, so the correction both rescales and skips in every run (fa4_counted counts the votes).
+ * Emulating sm_100a only: the text is sm_100a's.
  */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <setjmp.h>
@@ -83,6 +87,27 @@ static int fa_in(const kbd_mbarrier *bar, const kbd_mbarrier *arr) { return bar 
 #undef ATTN_KERNEL
 #pragma pop_macro("kbd_softmax_rescale")
 
+/* The correction's warp decision, counted (the control's text otherwise): [0] warps that skipped, [1] that rescaled */
+static long fa_votes[2];
+static int fa_count(int rescales) {
+  __atomic_fetch_add(&fa_votes[rescales != 0], 1, __ATOMIC_RELAXED);
+  return rescales;
+}
+#pragma push_macro("kbd_softmax_warp_rescales")
+#undef kbd_softmax_warp_rescales
+#define kbd_softmax_warp_rescales(st)                                                                                  \
+  fa_count(kbd_softmax_warp_any_(&(st).row_scale.v[0][0], KBD_VEC_SLOTS((st).row_scale), KBD_SITE))
+#define ATTN_KERNEL fa4_counted
+#include "attention_kernel_sm100.h"
+#undef ATTN_KERNEL
+#undef kbd_softmax_warp_rescales
+/* the broken decision: lane 0's row only (the CPU machine holds the warp's 32 lanes; lane 0 is v[0]) */
+#define kbd_softmax_warp_rescales(st) ((st).row_scale.v[0][0] != 1.0f)
+#define ATTN_KERNEL fa4_lane0_vote
+#include "attention_kernel_sm100.h"
+#undef ATTN_KERNEL
+#pragma pop_macro("kbd_softmax_warp_rescales")
+
 typedef kbd_status (*fa_kernel)(kbd_launch_cfg, attn_params);
 
 /* Runs kernel on problem p (bf16, head_dim 64, no split) into r: the launch attn_run makes. */
@@ -104,15 +129,23 @@ static kbd_status fa_launch(fa_kernel kernel, const at_problem *p, const at_out 
   return kernel(kbd_cfg(kbd_dim(qblocks, (unsigned)heads, 1), plan.bytes, NULL), a);
 }
 
+/* Packed rows whose max moves at every key block in fa_problem: the even warps' 32 rows (r / 32 even) and row 7 of
+ * every odd warp (a lone mover in a warp whose other rows, lane 0's among them, keep their max). */
+static int fa_mover(long long r) { return (r / 32) % 2 == 0 || r % 32 == 7; }
+
 /* One (batch, kv head), 2 q heads packed into 300 rows (a block of two Q tiles and a block of one, 44 rows), 450
  * keys = 4 key blocks of 128 (the last ragged), causal: both tiles, the one-tile block, the correction and the
- * masked blocks all take part. */
+ * masked blocks all take part. Random values in [-1, 1), except q[0] = 1 on the movers' rows (0 elsewhere) and
+ * k[0] = 64 b on every key of key block b: a mover's scores rise by 64 x 0.125 = 8 (11.5 in log2 units, more than
+ * the lazy softmax's slack of 8) from one block to the next, give or take the random part (|q k| <= 63, 7.9 scaled;
+ * its block maxima differ by much less), so its max moves at every block it sees; the other rows' scores stay
+ * within the random part, and their max keeps still after block 0. */
 static void fa_problem(at_problem *p) {
   at_init(p, ATTN_BF16, 1, 2, 1, 150, 450, 64, 1, 0.0f);
   for (long long i = 0; i < p->nrows * 64; ++i)
-    p->q[i] = at_rand((unsigned long long)i, 1);
+    p->q[i] = i % 64 ? at_rand((unsigned long long)i, 1) : fa_mover(i / 64) ? 1.0f : 0.0f;
   for (long long i = 0; i < (long long)p->seq_k * 64; ++i) {
-    p->k[i] = at_rand((unsigned long long)i, 2);
+    p->k[i] = i % 64 ? at_rand((unsigned long long)i, 2) : 64.0f * (float)(i / 64 / ATTN_BN(64));
     p->v[i] = at_rand((unsigned long long)i, 3);
   }
   at_upload(p);
@@ -207,7 +240,7 @@ static void test_no_c_wait(void **state) {
   static const char *const at[] = {"kbd_mma_ts_issue(",
                                    "kbd_tmem_a_store(",
                                    "kbd_acc_wait(fac, &pready[t]",
-                                   "kbd_acc_store(oacc, o, c)",
+                                   "kbd_acc_store_async(oacc, o, c)",
                                    "kbd_acc_load(o, oacc, c)",
                                    "kbd_acc_wait(s, &sfull[t]",
                                    NULL};
@@ -219,7 +252,8 @@ static void test_no_c_wait(void **state) {
 static void test_no_o_wait(void **state) {
   (void)state;
   static const kbd_code codes[] = {KBD_ERR_RACE, KBD_OK};
-  static const char *const at[] = {"kbd_acc_store(oacc, o, c)", "kbd_mma_ts_issue(", "kbd_acc_load(o, oacc, c)", NULL};
+  static const char *const at[] = {"kbd_acc_store_async(oacc, o, c)", "kbd_mma_ts_issue(", "kbd_acc_load(o, oacc, c)",
+                                   NULL};
   fa_expect(fa4_no_o_wait, "no final O wait", codes, "Tensor Memory", at);
 }
 
@@ -238,7 +272,7 @@ static void test_no_pv_wait(void **state) {
 static void test_no_f_wait(void **state) {
   (void)state;
   static const kbd_code codes[] = {KBD_ERR_RACE, KBD_ERR_POISON, KBD_OK};
-  static const char *const at[] = {"kbd_acc_load(f, fac, 0)", "kbd_acc_store(fac, f, 0)", NULL};
+  static const char *const at[] = {"kbd_acc_load(f, fac, 0)", "kbd_acc_store_async(fac, f, 0)", NULL};
   fa_expect(fa4_no_f_wait, "no factor wait", codes, "tcgen05", at);
 }
 
@@ -257,6 +291,69 @@ static void test_no_fix(void **state) {
     at_assert_every_row_wrong(&p, &r, "no rescale");
     at_out_free(&r);
   }
+  at_free(&p);
+}
+
+/* The correction's vote: on fa_problem every run (default schedule, seeds 0-3) has warps that skip the rescale and
+ * warps that make it, and every row is within the tolerance (the control's check, on the counted text). */
+static void test_lazy_votes(void **state) {
+  (void)state;
+  at_problem p;
+  fa_problem(&p);
+  for (long seed = -1; seed < 4; ++seed) {
+    mt_env(seed < 0 ? 2 : 1, seed);
+    fa_votes[0] = fa_votes[1] = 0;
+    at_out r;
+    at_out_alloc(&r, &p);
+    MT_ASSERT_OK(fa_launch(fa4_counted, &p, &r));
+    at_download(&r, &p);
+    double worst;
+    const long long bad = at_check(&p, &r, at_tolerance(p.dtype, 1.0), &worst, 0);
+    if (bad != 0) fail_msg("counted (seed %ld): %lld rows out of tolerance (worst %.3g)", seed, bad, worst);
+    /* per block of rows, tile and key block after the first, 4 warps vote: 3 key blocks or more for each tile */
+    if (fa_votes[0] == 0 || fa_votes[1] == 0)
+      fail_msg("seed %ld: %ld warps skipped and %ld rescaled; fa_problem should give both", seed, fa_votes[0],
+               fa_votes[1]);
+    at_out_free(&r);
+  }
+  at_free(&p);
+}
+
+/* The lane-0 decision: every lone mover (row 7 of an odd warp, where lane 0's row keeps its max) is wrong by far more
+ * than the tolerance (its O is not brought to the new max: the earlier blocks weigh e^8 too much). Other rows may be
+ * wrong too: in the movers' warps, causal rows see different key blocks, and lane 0's row may see no key of the last
+ * block that a later row of its warp sees. */
+static void test_lane0_vote(void **state) {
+  (void)state;
+  at_problem p;
+  fa_problem(&p);
+  double *o = (double *)malloc(sizeof(double) * 64);
+  assert_non_null(o);
+  const double tol = at_tolerance(p.dtype, 1.0);
+  for (long seed = -1; seed < 4; ++seed) {
+    mt_env(seed < 0 ? 2 : 1, seed);
+    at_out r;
+    at_out_alloc(&r, &p);
+    MT_ASSERT_OK(fa_launch(fa4_lane0_vote, &p, &r));
+    at_download(&r, &p);
+    long lone = 0;
+    for (long long row = 0; row < p.nrows; ++row) {
+      double lse, err = 0.0;
+      at_reference(&p, row, o, &lse);
+      for (int c = 0; c < 64; ++c) {
+        const double e = fabs(at_value(r.ho[row * 64 + c], p.dtype) - o[c]);
+        if (e > err) err = e;
+      }
+      const int alone = fa_mover(row) && (row / 32) % 2 == 1;
+      lone += alone;
+      if (alone && !(err > 10.0 * tol))
+        fail_msg("lane-0 vote (seed %ld): lone mover row %lld max |O - ref| = %.3g, want > %.3g", seed, row, err,
+                 10.0 * tol);
+    }
+    if (lone != 5) fail_msg("%ld lone movers, want 5 (rows 39, 103, 167, 231, 295)", lone);
+    at_out_free(&r);
+  }
+  free(o);
   at_free(&p);
 }
 
@@ -338,6 +435,7 @@ static void test_tile0_longer(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {MT_TEST(test_control),    MT_TEST(test_no_c_wait),   MT_TEST(test_no_o_wait),
                                      MT_TEST(test_no_pv_wait), MT_TEST(test_no_f_wait),   MT_TEST(test_no_fix),
-                                     MT_TEST(test_ranges),     MT_TEST(test_tile0_longer)};
+                                     MT_TEST(test_lazy_votes), MT_TEST(test_lane0_vote),  MT_TEST(test_ranges),
+                                     MT_TEST(test_tile0_longer)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

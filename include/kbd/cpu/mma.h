@@ -166,6 +166,9 @@ static inline void kbd_cpu_ts_wait_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S);
 static inline void kbd_cpu_ts_retire(kbd_cpu_warp *w, kbd_cpu_mma_state *S, const kbd_cpu_umma *u);
 static inline void kbd_cpu_ts_check_d(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t lane, uint32_t col, int m, int n,
                                       KBD_SITE_PARAMS);
+static inline void kbd_cpu_ts_check_d_pending(kbd_cpu_warp *w, const kbd_cpu_mma_state *S, uint32_t lane, uint32_t col,
+                                              int m, int n, KBD_SITE_PARAMS);
+static inline int kbd_cpu_ts_pending_cell(const kbd_cpu_mma_state *S, size_t x);
 /* cpu/mma_pair.h (included at the end of this file): CTA-pair MMAs */
 static inline void kbd_cpu_pair_complete_check(const kbd_cpu_umma *u, KBD_SITE_PARAMS);
 
@@ -1145,6 +1148,7 @@ static inline void kbd_hw_umma(uint32_t dtmem, int kind, uint32_t idesc, uint64_
   kbd_cpu_tmem_inside(S, col, (uint32_t)s.n, "tcgen05.mma (D)", KBD_SITE_ARGS);
   if (cta->L->race_check) kbd_cpu_umma_check_readers(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_ts_check_d(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
+  kbd_cpu_ts_check_d_pending(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel);
   kbd_cpu_umma *u = kbd_cpu_umma_alloc(&s);
   kbd_cpu_mma_operand(cta, w, KBD_MMA_SM100, adesc, s.ta, s.amaj, 0, s.m, s.kel, s.nega, S->sa, &u->ch,
@@ -1360,6 +1364,15 @@ static inline void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, in
                         "tcgen05.ld of Tensor Memory lane %zu, column %zu, which %s %s, without "
                         "tcgen05.fence::after_thread_sync after the wait that acquired it (ptx-reference 5.8)",
                         x / KBD_TMEM_COLS, x % KBD_TMEM_COLS, mma ? "an MMA committed by" : "was written by", them);
+      }
+      const int pend = kbd_cpu_ts_pending_cell(S, x);
+      if (KBD_UNLIKELY(pend && (uint32_t)pend != me + 1)) {
+        char them[48];
+        kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                      "tcgen05.ld of Tensor Memory lane %zu, column %zu, whose tcgen05.st by %s has not completed: "
+                      "that warp has executed no tcgen05.wait::st since (kbd_acc_release after kbd_acc_store_async, "
+                      "or kbd_tmem_a_ready, waits for its stores before the arrive)",
+                      x / KBD_TMEM_COLS, x % KBD_TMEM_COLS, kbd_cpu_who(cta->G, pend - 1, them, sizeof them));
       }
       ((uint32_t *)d)[(size_t)l * (size_t)ld + (size_t)j] = S->tm_val[x];
       const uint32_t prc = S->tm_rclk[x], pwho = S->tm_rwho[x];

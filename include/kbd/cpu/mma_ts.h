@@ -143,6 +143,54 @@ static inline void kbd_cpu_ts_wait_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S) {
   T->c0[w->id] = T->c1[w->id] = 0;
 }
 
+/* The group index + 1 of the warp whose tcgen05.st of cell x is in flight (no tcgen05.wait::st since), 0 if none. */
+static inline int kbd_cpu_ts_pending_cell(const kbd_cpu_mma_state *S, size_t x) {
+  const kbd_cpu_ts_state *T = (const kbd_cpu_ts_state *)S->ts;
+  return T ? T->pend[x] : 0;
+}
+
+/* Cells of an m-row region at lane (Layout D for 128 rows, F for 64), columns [col, col + n), that a tcgen05.st still
+ * in flight wrote (its warp has executed no tcgen05.wait::st since): the group index + 1 of that warp for the first
+ * such cell, 0 if none; *ln / *cl name it. A kbd_acc_store_async's stores stay in flight until the warp's
+ * kbd_acc_release (wait::st, fence, arrive): an arrive without that wait hands on a write that has not landed. */
+static inline int kbd_cpu_ts_pending_in(const kbd_cpu_cta *cta, const kbd_cpu_mma_state *S, uint32_t lane, int m,
+                                        uint32_t col, uint32_t n, uint32_t *ln, uint32_t *cl) {
+  const kbd_cpu_ts_state *T = (const kbd_cpu_ts_state *)S->ts;
+  if (!T) return 0;
+  for (int wi = 0; wi < cta->nwarps; ++wi) {
+    if (T->c1[wi] == 0) continue;
+    const uint32_t q = 32u * (uint32_t)(wi & 3);
+    const uint32_t c0 = T->c0[wi] > col ? T->c0[wi] : col, c1 = T->c1[wi] < col + n ? T->c1[wi] : col + n;
+    for (uint32_t l = q; l < q + 32u; ++l)
+      for (uint32_t c = c0; c < c1; ++c) {
+        const uint16_t who = T->pend[(size_t)l * KBD_TMEM_COLS + c];
+        if (who && kbd_cpu_ts_a_has(lane, m, col, n, l, c)) {
+          *ln = l;
+          *cl = c;
+          return who;
+        }
+      }
+  }
+  return 0;
+}
+
+/* An MMA about to write D (m rows at lane, columns [col, col + n)) over a tcgen05.st in flight: the store may land
+ * after the MMA's write, or (accumulate = 1) the MMA may add onto the old value. */
+static inline void kbd_cpu_ts_check_d_pending(kbd_cpu_warp *w, const kbd_cpu_mma_state *S, uint32_t lane, uint32_t col,
+                                              int m, int n, KBD_SITE_PARAMS) {
+  uint32_t ln, cl;
+  const int who = kbd_cpu_ts_pending_in(w->cta, S, lane, m, col, (uint32_t)n, &ln, &cl);
+  if (KBD_UNLIKELY(who)) {
+    char them[48];
+    kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                  "tcgen05.mma writes its D over Tensor Memory lane %u, column %u, whose tcgen05.st by %s has not "
+                  "completed: that warp has executed no tcgen05.wait::st since. A store that an MMA builds on must "
+                  "be complete before the storing warp signals (kbd_acc_release after kbd_acc_store_async: wait::st, "
+                  "fence::before_thread_sync, an arrive)",
+                  ln, cl, kbd_cpu_who(w->cta->G, who - 1, them, sizeof them));
+  }
+}
+
 /* The MMA u completes (its commit, by warp w): its A reads end at this clock. */
 static inline void kbd_cpu_ts_retire(kbd_cpu_warp *w, kbd_cpu_mma_state *S, const kbd_cpu_umma *u) {
   kbd_cpu_ts_state *T = kbd_cpu_ts_of(S);
@@ -279,6 +327,7 @@ static inline void kbd_hw_umma_ts(uint32_t dtmem, int kind, uint32_t idesc, uint
   kbd_cpu_tmem_inside(S, col, (uint32_t)s.n, "tcgen05.mma (D)", KBD_SITE_ARGS);
   if (cta->L->race_check) kbd_cpu_umma_check_readers(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_ts_check_d(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
+  kbd_cpu_ts_check_d_pending(w, S, lane, col, s.m, s.n, KBD_SITE_ARGS);
   kbd_cpu_prof_mma(kbd_cpu_prof_type(s.ta), s.m, s.n, s.kel);
   kbd_cpu_umma *u = kbd_cpu_umma_alloc(&s);
   /* A: every element from its cell (kbd_tmem_a_pos_of), each cell checked once (at its first byte) */
