@@ -202,7 +202,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
         /* the correction warpgroup's factors, exp(scale (m_old - m_new)) of each row, in the 8 columns after P */
         KBD_ACC_TILE(f32, ATTN_SM, 8) f;
         kbd_fill(f, 1.0f);
-        kbd_softmax_rescale(f, st); /* every column of row r: the row's factor */
+        kbd_softmax_rescale(f, st);     /* every column of row r: the row's factor */
         kbd_acc_store_async(fac, f, 0); /* no warpgroup barrier: the arrive below hands it on */
         /* one arrive per warp: wait::st and fence::before_thread_sync order P's and the factors' stores before the
          * MMA warp's P V and the correction's load */
