@@ -113,10 +113,12 @@ int main(int argc, char **argv) {
   KBD_CHECK(kbd_copy_to_host(lse, dlse, sizeof(float) * (size_t)nrows));
 
   /* Tolerance: S = Q K^T has exact products summed in f32. P is rounded to the input type for the second MMA
-   * (relative error <= u/2, u = 2^-8 bf16, 2^-11 f16) while the row sum uses the unrounded values, so O is off
-   * by <= u/2 max|v|; O's own rounding adds u/2 |O| <= u/2 max|v|. With |v| <= 3: 3u, plus 1e-4 for the f32
-   * sums and the ex2 approximation. lse: f32 sums and logs, 1e-4 absolute + 1e-5 relative. */
-  const double u = f16 ? 1.0 / 2048.0 : 1.0 / 256.0, tol = 3.0 * u + 1e-4;
+   * (relative error <= u, the unit roundoff: u = 2^-8 bf16, 2^-11 f16) while the row sum uses the unrounded values,
+   * so O is off by <= u max|v|; O's own rounding adds u |O| <= u max|v|. With |v| <= 3: 6u, plus 1e-4 for the f32
+   * sums and the ex2 approximation. The sm_100a text's lazy softmax reaches that bound on peaked rows (--scale 4):
+   * its row max's P is 2^x rounded like the others, where an exact max makes it exactly 1. lse: f32 sums and logs,
+   * 1e-4 absolute + 1e-5 relative. */
+  const double u = f16 ? 1.0 / 2048.0 : 1.0 / 256.0, tol = 6.0 * u + 1e-4;
   const double scale = a.scale > 0.0f ? a.scale : 1.0 / sqrt((double)d);
   const int group = a.heads_q / a.heads_kv;
   long long badn = 0, masked_rows = 0;
