@@ -11,12 +11,16 @@
 #undef ATTN_DT
 #undef ATTN_T
 
-/* The block of the texts this file was built with (attention.h: ATTN_TEXT_*): FA4's 256 rows on sm_100a for head_dim
- * 64 and 128, the FA3 text's 64 per consumer warpgroup otherwise. */
-#define ATTN__FA4(d) (ATTN__TEXT_ARCH == 100 && (d) != 256)
-KBD_EXTERN_C int attn_block_rows(int head_dim) { return ATTN__FA4(head_dim) ? ATTN_FA4_BM : ATTN_BM(head_dim); }
+/* The block of the texts this file was built with (attention.h: ATTN_TEXT_*): on sm_100a FA4's 256 rows for head_dim
+ * 64 and 128 and one 128-row tile for 256; on sm_90a the FA3 text's 64 per consumer warpgroup. */
+#define ATTN__FA4 (ATTN__TEXT_ARCH == 100)
+KBD_EXTERN_C int attn_block_rows(int head_dim) {
+  if (ATTN__FA4) return head_dim == 256 ? ATTN_FA4_D256_BM : ATTN_FA4_BM;
+  return ATTN_BM(head_dim);
+}
 KBD_EXTERN_C kbd_smem_plan attn_block_plan(int head_dim, attn_smem *l) {
-  if (ATTN__FA4(head_dim)) return head_dim == 64 ? attn_layout_fa4_64(l) : attn_layout_fa4_128(l);
+  if (ATTN__FA4)
+    return head_dim == 64 ? attn_layout_fa4_64(l) : head_dim == 128 ? attn_layout_fa4_128(l) : attn_layout_fa4_256(l);
   return head_dim == 64 ? attn_layout_64(l) : head_dim == 128 ? attn_layout_128(l) : attn_layout_256(l);
 }
 #undef ATTN__FA4

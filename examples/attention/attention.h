@@ -175,12 +175,40 @@ KBD_STATIC_ASSERT(ATTN_FA4_REGS_LOAD + 2 * ATTN_FA4_REGS_SOFTMAX + ATTN_FA4_REGS
 ATTN_LAYOUT_FA4_FN(64)
 ATTN_LAYOUT_FA4_FN(128)
 
+/* The sm_100a block of head_dim 256 (attention_kernel_sm100_d256.h): one Q tile of 128 rows, 384 threads (the TMA
+ * and MMA warps, a softmax warpgroup, a correction warpgroup), two S buffers that alternate by key block. Its shared
+ * memory: Q (64 KB), the K and V rings (2 x 32 KB each); per S buffer: S full and P ready; once: Q full, O corrected,
+ * O full, O done (the last P V: the softmax runs up to two blocks ahead of O full, too far for a parity wait). */
+#define ATTN_FA4_D256_BM ATTN_FA4_TM
+#define ATTN_FA4_D256_THREADS 384
+KBD_HD kbd_smem_plan attn_layout_fa4_256(attn_smem *l) {
+  kbd_smem_plan p;
+  kbd_smem_plan_init(&p);
+  l->q = kbd_smem_plan_stile(&p, "Q tile", attn_q128_bf16_256, 1);
+  l->k = kbd_smem_plan_stile(&p, "K ring", attn_k_bf16_256, ATTN_STAGES);
+  l->v = kbd_smem_plan_stile(&p, "V ring", attn_v_bf16_256, ATTN_STAGES);
+  l->qfull = kbd_smem_plan_mbarriers(&p, "Q full", 1);
+  l->kfull = kbd_smem_plan_mbarriers(&p, "K full", ATTN_STAGES);
+  l->kempty = kbd_smem_plan_mbarriers(&p, "K empty", ATTN_STAGES);
+  l->vfull = kbd_smem_plan_mbarriers(&p, "V full", ATTN_STAGES);
+  l->vempty = kbd_smem_plan_mbarriers(&p, "V empty", ATTN_STAGES);
+  l->sfull = kbd_smem_plan_mbarriers(&p, "S full", 2);
+  l->pready = kbd_smem_plan_mbarriers(&p, "P ready", 2);
+  l->ocorr = kbd_smem_plan_mbarriers(&p, "O corrected", 1);
+  l->ofull = kbd_smem_plan_mbarriers(&p, "O full", 1);
+  l->odone = kbd_smem_plan_mbarriers(&p, "O done", 1);
+  l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);
+  l->pt = l->sdone = 0; /* the FA3 text's */
+  return p;
+}
+
 /* The kernel text of (arch, head_dim) (attention_kernels.h includes it once per kernel). sm_90a: attention_kernel.h,
  * the FA3 schedule. sm_100a: attention_kernel_sm100.h, FA4's structure (two 128-row Q tiles, a TMA warp, an MMA warp,
- * two softmax warpgroups and a correction warpgroup, S, P and O in Tensor Memory) for head_dim 64 and 128; head_dim
- * 256 keeps attention_kernel.h there too: two tiles' S and O of 256 columns do not fit Tensor Memory, and its 64-row
- * block would need a 64-row P in Tensor Memory (tcgen05.st.16x128b, which kbd does not offer yet: docs/design/
- * mma-ts.md). The block differs per text (rows, threads, shared-memory plan): attention.cu, compiled for one arch,
+ * two softmax warpgroups and a correction warpgroup, S, P and O in Tensor Memory) for head_dim 64 and 128; for
+ * head_dim 256 two tiles' S and O do not fit Tensor Memory (2 x (64 + 256) > 512 columns), so
+ * attention_kernel_sm100_d256.h runs the same roles on one 128-row tile whose two S buffers alternate by key block:
+ * the MMA warp computes S of block j + 1 while the softmax works on block j. The block differs per text (rows,
+ * threads, shared-memory plan): attention.cu, compiled for one arch,
  * tells the host which (attn_block_rows, attn_block_plan). nvcc's host pass (KBD_MMA_ARCH 0)
  * must declare the same kernels as the device pass: it learns the target from
  * __CUDA_ARCH_LIST__, so one nvcc call builds one arch (as examples/gemm). */
@@ -200,11 +228,12 @@ ATTN_LAYOUT_FA4_FN(128)
 #if ATTN__TEXT_ARCH == 100
 #define ATTN_TEXT_64 "attention_kernel_sm100.h"
 #define ATTN_TEXT_128 "attention_kernel_sm100.h"
+#define ATTN_TEXT_256 "attention_kernel_sm100_d256.h"
 #else
 #define ATTN_TEXT_64 "attention_kernel.h"
 #define ATTN_TEXT_128 "attention_kernel.h"
-#endif
 #define ATTN_TEXT_256 "attention_kernel.h"
+#endif
 
 /* Key blocks [*kb0, *kb1) that packed rows [r0, r0 + n) of one (batch, kv head) need: all keys, or under the
  * causal mask those up to the last visible one of the last query (a block of rows that wraps to the next head

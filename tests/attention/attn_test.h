@@ -156,17 +156,43 @@ static inline int at_reference(const at_problem *p, long long row, double *o, do
   return 1;
 }
 
-/* [heads][rows][64] bf16 as a 3D map, boxes of 64 columns (128 bytes: the 128B swizzle span) x box_rows: the
- * tensor maps of the tests that launch a bf16, head_dim 64 kernel directly instead of through attn_run. */
-static inline kbd_status at_map(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, unsigned box_rows) {
-  kbd_tensor_map_desc t =
-      kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, ptr, (uint64_t)rows, 64, 128, box_rows, 64, KBD_TMAP_SWIZZLE_128B);
+/* [heads][rows][d] bf16 as a 3D map, boxes of 64 columns (128 bytes: the 128B swizzle span) x box_rows: the tensor
+ * maps of the tests that launch a bf16 kernel directly instead of through attn_run (at_map: head_dim 64). */
+static inline kbd_status at_map_d(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, int d,
+                                  unsigned box_rows) {
+  kbd_tensor_map_desc t = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, ptr, (uint64_t)rows, (uint64_t)d, 2u * (uint64_t)d,
+                                                 box_rows, 64, KBD_TMAP_SWIZZLE_128B);
   t.rank = 3;
   t.global_dims[2] = (uint64_t)heads;
-  t.global_strides[1] = (uint64_t)rows * 128u;
+  t.global_strides[1] = (uint64_t)rows * 2u * (uint64_t)d;
   t.box_dims[2] = 1;
   t.element_strides[2] = 1;
   return kbd_tensor_map_encode(m, &t);
+}
+static inline kbd_status at_map(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, unsigned box_rows) {
+  return at_map_d(m, ptr, rows, heads, 64, box_rows);
+}
+
+/* Runs a kernel text directly on problem p (bf16, no split) into r, the launch attn_run makes: tensor maps of head_dim
+ * p->d with 64-row Q boxes and key-block boxes, the text's shared-memory plan and block rows, p's scale or
+ * 1 / sqrt(head_dim). For the tests that compile a text again under their own names (broken variants). */
+typedef kbd_status (*at_kernel)(kbd_launch_cfg, attn_params);
+static inline kbd_status at_launch_text(at_kernel kernel, const at_problem *p, const at_out *r, kbd_smem_plan plan,
+                                        int block_rows) {
+  const int group = p->heads_q / p->heads_kv;
+  const long long heads = (long long)p->batch * p->heads_kv, rows = (long long)group * p->seq_q;
+  attn_params a;
+  memset(&a, 0, sizeof a);
+  kbd_status s;
+  if (!kbd_ok(s = at_map_d(&a.q, p->dq, rows, heads, p->d, ATTN_WM))) return s;
+  if (!kbd_ok(s = at_map_d(&a.k, p->dk, p->seq_k, heads, p->d, ATTN_BN(p->d)))) return s;
+  if (!kbd_ok(s = at_map_d(&a.v, p->dv, p->seq_k, heads, p->d, ATTN_BN(p->d)))) return s;
+  if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
+  a.o = r->o, a.lse = r->lse;
+  a.seq_q = p->seq_q, a.seq_k = p->seq_k, a.group = group, a.causal = p->causal, a.splits = 1;
+  a.scale = p->scale > 0.0f ? p->scale : 1.0f / sqrtf((float)p->d);
+  const unsigned qblocks = (unsigned)((rows + block_rows - 1) / block_rows);
+  return kernel(kbd_cfg(kbd_dim(qblocks, (unsigned)heads, 1), plan.bytes, NULL), a);
 }
 
 /* Tolerance of an output element against the double reference (the bound of examples/attention/main.c,
@@ -207,39 +233,41 @@ static inline long long at_check(const at_problem *p, const at_out *r, double to
   return bad_rows;
 }
 
-/* One (batch, kv head), 2 q heads of seq_q rows (GQA packs them into 2 seq_q rows), seq_k keys, head_dim 64, bf16, not
- * causal, scale 0.5. Every q row has q[0] = 1; the first key of key block b (ATTN_BN(64) keys) has k[0] = 16 + 16b and
- * nothing else, the other keys k[0] = 0 and |k[c]| <= 1/4, so with |q[c]| <= 1 their scores are < 63/4 < 16: the row
+/* One (batch, kv head), 2 q heads of seq_q rows (GQA packs them into 2 seq_q rows), seq_k keys, head_dim d (at_moving_max:
+ * 64), bf16, not causal, scale 0.5. Every q row has q[0] = 1; the first key of key block b (ATTN_BN(d) keys) has
+ * k[0] = 16 + 16b and nothing else, the other keys k[0] = 0 and |k[c]| <= 16/d, so with |q[c]| <= 1 their scores are
+ * < 16 (d - 1) / d < 16: the row
  * max of EVERY row is the first key of the block just read, and it grows by 16 (scaled by 0.5: by 8, 11.5 in log2
  * units) from one key block to the next - more than a lazy softmax's slack (KBD_SOFTMAX_SLACK = 8), so every block
  * moves every row's max in the eager and the lazy update alike. Values in [-1, 1). */
-static inline void at_moving_max(at_problem *p, int seq_q, int seq_k) {
-  at_init(p, ATTN_BF16, 1, 2, 1, seq_q, seq_k, 64, 0, 0.5f);
+static inline void at_moving_max_d(at_problem *p, int seq_q, int seq_k, int d) {
+  at_init(p, ATTN_BF16, 1, 2, 1, seq_q, seq_k, d, 0, 0.5f);
   for (long long r = 0; r < p->nrows; ++r)
-    for (int c = 0; c < 64; ++c) AT_Q(p, r, c) = c == 0 ? 1.0f : at_rand((unsigned long long)(r * 64 + c), 1);
+    for (int c = 0; c < d; ++c) AT_Q(p, r, c) = c == 0 ? 1.0f : at_rand((unsigned long long)(r * d + c), 1);
   for (int j = 0; j < p->seq_k; ++j)
-    for (int c = 0; c < 64; ++c) {
-      const int first = j % ATTN_BN(64) == 0;
-      AT_K(p, j, c) = first ? (c == 0 ? 16.0f + 16.0f * (float)(j / ATTN_BN(64)) : 0.0f)
-                            : (c == 0 ? 0.0f : at_rand((unsigned long long)(j * 64 + c), 2) / 4.0f);
-      AT_V(p, j, c) = at_rand((unsigned long long)(j * 64 + c), 3);
+    for (int c = 0; c < d; ++c) {
+      const int first = j % ATTN_BN(d) == 0;
+      AT_K(p, j, c) = first ? (c == 0 ? 16.0f + 16.0f * (float)(j / ATTN_BN(d)) : 0.0f)
+                            : (c == 0 ? 0.0f : at_rand((unsigned long long)(j * d + c), 2) * 16.0f / (float)d);
+      AT_V(p, j, c) = at_rand((unsigned long long)(j * d + c), 3);
     }
   at_upload(p);
 }
+static inline void at_moving_max(at_problem *p, int seq_q, int seq_k) { at_moving_max_d(p, seq_q, seq_k, 64); }
 
 /* The output of a kernel that does not rescale O, on at_moving_max's inputs (at least 2 key blocks): EVERY row is
  * wrong by far more than the tolerance (the earlier blocks' first keys, values in [-1, 1), are weighted 1 instead of
  * e^-8, e^-16 ... relative to the last one), while the lse matches (the row sums are rescaled inside
  * kbd_softmax_update). */
 static inline void at_assert_every_row_wrong(const at_problem *p, const at_out *r, const char *what) {
-  double *o = (double *)malloc(sizeof(double) * 64);
+  double *o = (double *)malloc(sizeof(double) * (size_t)p->d);
   assert_non_null(o);
   const double tol = at_tolerance(p->dtype, 1.0);
   for (long long row = 0; row < p->nrows; ++row) {
     double lse, err = 0.0;
     at_reference(p, row, o, &lse);
-    for (int c = 0; c < 64; ++c) {
-      const double e = fabs(at_value(r->ho[row * 64 + c], p->dtype) - o[c]);
+    for (int c = 0; c < p->d; ++c) {
+      const double e = fabs(at_value(r->ho[row * p->d + c], p->dtype) - o[c]);
       if (e > err) err = e;
     }
     if (!(err > 10.0 * tol))

@@ -108,25 +108,12 @@ static int fa_count(int rescales) {
 #undef ATTN_KERNEL
 #pragma pop_macro("kbd_softmax_warp_rescales")
 
-typedef kbd_status (*fa_kernel)(kbd_launch_cfg, attn_params);
+typedef at_kernel fa_kernel;
 
 /* Runs kernel on problem p (bf16, head_dim 64, no split) into r: the launch attn_run makes. */
 static kbd_status fa_launch(fa_kernel kernel, const at_problem *p, const at_out *r) {
-  const int group = p->heads_q / p->heads_kv;
-  const long long heads = (long long)p->batch * p->heads_kv, rows = (long long)group * p->seq_q;
-  attn_params a;
-  memset(&a, 0, sizeof a);
-  MT_ASSERT_OK(at_map(&a.q, p->dq, rows, heads, ATTN_WM)); /* 64-row boxes: the text loads 2 per tile and column */
-  MT_ASSERT_OK(at_map(&a.k, p->dk, p->seq_k, heads, ATTN_BN(64)));
-  MT_ASSERT_OK(at_map(&a.v, p->dv, p->seq_k, heads, ATTN_BN(64)));
-  a.o = r->o, a.lse = r->lse;
-  a.seq_q = p->seq_q, a.seq_k = p->seq_k, a.group = group, a.causal = p->causal, a.splits = 1;
-  a.scale = p->scale > 0.0f ? p->scale : 0.125f;
   attn_smem l;
-  const kbd_smem_plan plan = attn_layout_fa4_64(&l);
-  MT_ASSERT_OK(kbd_smem_plan_status(&plan));
-  const unsigned qblocks = (unsigned)((rows + ATTN_FA4_BM - 1) / ATTN_FA4_BM);
-  return kernel(kbd_cfg(kbd_dim(qblocks, (unsigned)heads, 1), plan.bytes, NULL), a);
+  return at_launch_text(kernel, p, r, attn_layout_fa4_64(&l), ATTN_FA4_BM);
 }
 
 /* Packed rows whose max moves at every key block in fa_problem: the even warps' 32 rows (r / 32 even) and row 7 of
