@@ -23,11 +23,12 @@
  *     block j, so the MMAs run while the warpgroups compute exponentials.
  *   - splits > 1 (flash-decoding): grid z splits the key range; each split writes its normalised O and lse
  *     in f32 to a workspace, and a second kernel combines them with the lse weights.
- * attention_kernel.h is the sm_90a kernel (wgmma, accumulators in registers) and the sm_100a kernel of head_dim 256
- * (tcgen05.mma, S and O in Tensor Memory); attention_kernel_sm100.h, the sm_100a kernel of head_dim 64 and 128,
- * has FlashAttention-4's structure instead: a block of 256 rows as two Q tiles of 128, 512 threads (a TMA warp, an
- * MMA warp, a softmax warpgroup per tile, a correction warpgroup; S, P and O in Tensor Memory). The host asks
- * attn_block_rows / attn_block_plan for the block of the text it runs. Each text is also the CPU kernel of its arch.
+ * attention_kernel.h is the sm_90a kernel (wgmma, accumulators in registers). On sm_100a FlashAttention-4's structure
+ * replaces it: attention_kernel_sm100.h (head_dim 64 and 128) gives a block of 256 rows as two Q tiles of 128 to 512
+ * threads (a TMA warp, an MMA warp, a softmax warpgroup per tile, a correction warpgroup; S, P and O in Tensor
+ * Memory), and attention_kernel_sm100_d256.h (head_dim 256) the same roles on one Q tile of 128 rows whose two S
+ * buffers alternate by key block, 384 threads. The host asks attn_block_rows / attn_block_plan for the block of the
+ * text it runs. Each text is also the CPU kernel of its arch.
  */
 #ifndef ATTENTION_H
 #define ATTENTION_H

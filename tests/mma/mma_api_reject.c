@@ -33,6 +33,10 @@ KBD_KERNEL(rj_kernel, 128, rj_params) {
   KBD_ACC_TILE(f32, 128, 32) r;
   kbd_acc_load(r, acc, 32);
   kbd_acc_store(acc, r, 0);
+#if KBD_MMA_ARCH != 90
+  kbd_acc_store_async(acc, r, 32);
+  kbd_acc_release(acc, bar);
+#endif
   KBD_SHARED_STILE(rj_s8a, sa);
   KBD_SHARED_STILE(rj_u8b, ub);
   KBD_ACC(i32, 128, 64) iacc;
@@ -90,6 +94,9 @@ KBD_KERNEL(rj_kernel, 128, rj_params) {
   KBD_ACC(f16, 128, 64) h;
   kbd_acc_bind(h, tm, 0, bar);
   kbd_mma(h, sa, ub, 0);
+#elif KBD_REJECT_CASE == 15 /* the store left in flight is sm_100a's: an sm_90a accumulator is registers */
+  KBD_ACC_TILE(f32, 128, 32) r;
+  kbd_acc_store_async(acc, r, 0);
 #elif KBD_REJECT_CASE == 8 /* a register tile is not an accumulator */
   KBD_ACC_TILE(f32, 128, 64) r;
   kbd_mma_wait(r);

@@ -33,6 +33,9 @@ KBD_KERNEL(rj_kernel, 256, rj_params) {
   kbd_vec_store(p.lse, rl);
   kbd_softmax_update(pr, st, s, p.scale);
   kbd_softmax_update(s, st, s, p.scale); /* in place: p may be s */
+  kbd_softmax_update_lazy(s, st, s, p.scale, KBD_SOFTMAX_SLACK);
+  kbd_softmax_update_lazy(pr, st, s, p.scale, 15);
+  if (kbd_softmax_warp_rescales(st)) kbd_softmax_rescale(o, st);
   kbd_softmax_rescale(o, st);
   KBD_ROWVEC(f32, s) lse;
   kbd_softmax_finish(o, lse, st, p.scale);
@@ -117,6 +120,13 @@ KBD_KERNEL(rj_kernel, 256, rj_params) {
 #elif KBD_REJECT_CASE == 13 /* apply: the state of another tile */
   kbd_softmax_update(pr, st, s, p.scale);
   kbd_softmax_apply(e, st, t, p.scale);
+#elif KBD_REJECT_CASE == 14 /* lazy: a slack past f16's range */
+  kbd_softmax_update_lazy(pr, st, s, p.scale, 16);
+#elif KBD_REJECT_CASE == 15 /* lazy: a negative slack */
+  kbd_softmax_update_lazy(pr, st, s, p.scale, -1);
+#elif KBD_REJECT_CASE == 16 /* lazy: scores of bf16 */
+  KBD_TILE_L(bf16, 64, 64, KBD_WARPGROUP, KBD_LAYOUT_WGMMA_ACC) sb;
+  kbd_softmax_update_lazy(pr, st, sb, p.scale, 8);
 #endif
   (void)pr;
   (void)o;
