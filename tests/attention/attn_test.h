@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "machine_test.h" /* mt_env, MT_ASSERT_OK */
+
 #define AT_SENTINEL 0xFF /* the byte of an output nobody wrote: 0xFFFF is a NaN in bf16 and f16, so is 0xFFFFFFFF in f32 */
 
 typedef struct at_problem {
@@ -231,6 +233,52 @@ static inline long long at_check(const at_problem *p, const at_out *r, double to
   }
   free(o);
   return bad_rows;
+}
+
+/* Rows whose max moves at every key block in at_movers' inputs: the even warps' 32 rows (r / 32 even) and row 7 of
+ * every odd warp (a lone mover in a warp whose other rows, lane 0's among them, keep their max). */
+static inline int at_mover(long long r) { return (r / 32) % 2 == 0 || r % 32 == 7; }
+
+/* Inputs for the lazy softmax's two outcomes (bf16, head_dim d, one kv head, 2 q heads, causal, scale 1 / sqrt(d)):
+ * random values in [-1, 1), except q[c] = 1 on the movers' rows (0 elsewhere) and k[c] = 64 b on every key of key
+ * block b, for the first ncl columns c. A mover's scores rise by ncl x 64 / sqrt(d) per block (8, 11.5 in log2 units,
+ * with ncl = sqrt(d) / 8: d 64 -> 1, 256 -> 2), past the slack of 8, give or take the random part (its block maxima
+ * differ by about one), so its max moves at every block it sees; the other rows' scores are the random part only and
+ * their max keeps still after block 0. */
+static inline void at_movers(at_problem *p, int d, int seq_q, int seq_k, int ncl) {
+  at_init(p, ATTN_BF16, 1, 2, 1, seq_q, seq_k, d, 1, 0.0f);
+  for (long long i = 0; i < p->nrows * d; ++i)
+    p->q[i] = i % d >= ncl ? at_rand((unsigned long long)i, 1) : at_mover(i / d) ? 1.0f : 0.0f;
+  for (long long i = 0; i < (long long)p->seq_k * d; ++i) {
+    p->k[i] = i % d >= ncl ? at_rand((unsigned long long)i, 2) : 64.0f * (float)(i / d / ATTN_BN(d));
+    p->v[i] = at_rand((unsigned long long)i, 3);
+  }
+  at_upload(p);
+}
+
+/* Launches a kernel text on p into r: the test's at_launch_text with the text's plan and block. */
+typedef kbd_status (*at_launch_fn)(at_kernel kernel, const at_problem *p, const at_out *r);
+
+/* The unbroken kernel on p under the default schedule (2 host threads) and seeds 0..seeds-1 (1 thread): every row
+ * within the tolerance of the double reference. votes (or NULL): the pair a counted text bumps around its
+ * correction's vote ([0] warps that skipped the rescale, [1] that made it); then every run must see both. */
+static inline void at_control_runs(at_launch_fn launch, at_kernel kernel, const at_problem *p, long seeds, long *votes,
+                                   const char *what) {
+  for (long seed = -1; seed < seeds; ++seed) {
+    mt_env(seed < 0 ? 2 : 1, seed);
+    if (votes) votes[0] = votes[1] = 0;
+    at_out r;
+    at_out_alloc(&r, p);
+    MT_ASSERT_OK(launch(kernel, p, &r));
+    at_download(&r, p);
+    double worst;
+    const long long bad = at_check(p, &r, at_tolerance(p->dtype, 1.0), &worst, 0);
+    if (bad != 0) fail_msg("%s (seed %ld): %lld rows out of tolerance (worst %.3g)", what, seed, bad, worst);
+    if (votes && (votes[0] == 0 || votes[1] == 0))
+      fail_msg("%s (seed %ld): %ld warps skipped the rescale and %ld made it; the inputs should give both", what, seed,
+               votes[0], votes[1]);
+    at_out_free(&r);
+  }
 }
 
 /* One (batch, kv head), 2 q heads of seq_q rows (GQA packs them into 2 seq_q rows), seq_k keys, head_dim d (at_moving_max:

@@ -97,54 +97,16 @@ static kbd_status dv_launch(dv_kernel kernel, const at_problem *p, const at_out 
   return at_launch_text(kernel, p, r, attn_layout_fa4_256(&l), ATTN_FA4_D256_BM);
 }
 
-/* Rows whose max moves at every key block in dv_problem: the even warps' 32 rows and row 7 of every odd warp. */
-static int dv_mover(long long r) { return (r / 32) % 2 == 0 || r % 32 == 7; }
-
 /* One (batch, kv head), 2 q heads packed into 200 rows (a block of 128 and one of 72), 450 keys = 8 key blocks of 64
- * (the last ragged), causal: both S buffers several times over, the one-block tail, masked blocks. Random values in
- * [-1, 1), except q[0] = q[1] = 1 on the movers' rows (0 elsewhere) and k[0] = k[1] = 64 b on every key of key block
- * b: a mover's scores rise by 2 x 64 x 0.0625 = 8 (11.5 in log2 units, past the lazy softmax's slack of 8) per block,
- * give or take the random part (|q k| <= 254, 15.9 scaled, but its block maxima differ by about one), so its max
- * moves at every block it sees; the other rows' scores are the random part only, and their max keeps still after
- * block 0. */
-static void dv_problem(at_problem *p) {
-  at_init(p, ATTN_BF16, 1, 2, 1, 100, 450, 256, 1, 0.0f);
-  for (long long i = 0; i < p->nrows * 256; ++i) {
-    const long long r = i / 256, c = i % 256;
-    p->q[i] = c > 1 ? at_rand((unsigned long long)i, 1) : dv_mover(r) ? 1.0f : 0.0f;
-  }
-  for (long long i = 0; i < (long long)p->seq_k * 256; ++i) {
-    p->k[i] = i % 256 > 1 ? at_rand((unsigned long long)i, 2) : 64.0f * (float)(i / 256 / ATTN_BN(256));
-    p->v[i] = at_rand((unsigned long long)i, 3);
-  }
-  at_upload(p);
-}
-
-/* The unbroken text on p under the default schedule (2 host threads) and seeds 0-3 (1 thread): every row within the
- * tolerance of the double reference. With counted, the counted text, and each run must see both votes. */
-static void dv_control_runs(const at_problem *p, int counted, const char *what) {
-  for (long seed = -1; seed < 4; ++seed) {
-    mt_env(seed < 0 ? 2 : 1, seed);
-    dv_votes[0] = dv_votes[1] = 0;
-    at_out r;
-    at_out_alloc(&r, p);
-    MT_ASSERT_OK(dv_launch(counted ? d256_counted : d256_control, p, &r));
-    at_download(&r, p);
-    double worst;
-    const long long bad = at_check(p, &r, at_tolerance(p->dtype, 1.0), &worst, 0);
-    if (bad != 0) fail_msg("%s (seed %ld): %lld rows out of tolerance (worst %.3g)", what, seed, bad, worst);
-    if (counted && (dv_votes[0] == 0 || dv_votes[1] == 0))
-      fail_msg("%s (seed %ld): %ld warps skipped and %ld rescaled; the inputs should give both", what, seed,
-               dv_votes[0], dv_votes[1]);
-    at_out_free(&r);
-  }
-}
+ * (the last ragged), causal: both S buffers several times over, the one-block tail, masked blocks; at_movers' rows
+ * (two climbing columns at head_dim 256) move their max at every block, the others keep it after block 0. */
+static void dv_problem(at_problem *p) { at_movers(p, 256, 100, 450, 2); }
 
 static void test_control(void **state) {
   (void)state;
   at_problem p;
   dv_problem(&p);
-  dv_control_runs(&p, 1, "control");
+  at_control_runs(dv_launch, d256_counted, &p, 4, dv_votes, "control");
   at_free(&p);
   /* plain random inputs, GQA 3:1 with rows wrapping between heads, not causal, 3 blocks of rows */
   at_init(&p, ATTN_BF16, 1, 3, 1, 100, 200, 256, 0, 0.0f);
@@ -154,7 +116,7 @@ static void test_control(void **state) {
     p.v[i] = at_rand((unsigned long long)i, 6);
   }
   at_upload(&p);
-  dv_control_runs(&p, 0, "control, GQA");
+  at_control_runs(dv_launch, d256_control, &p, 4, NULL, "control, GQA");
   at_free(&p);
 }
 

@@ -116,27 +116,10 @@ static kbd_status fa_launch(fa_kernel kernel, const at_problem *p, const at_out 
   return at_launch_text(kernel, p, r, attn_layout_fa4_64(&l), ATTN_FA4_BM);
 }
 
-/* Packed rows whose max moves at every key block in fa_problem: the even warps' 32 rows (r / 32 even) and row 7 of
- * every odd warp (a lone mover in a warp whose other rows, lane 0's among them, keep their max). */
-static int fa_mover(long long r) { return (r / 32) % 2 == 0 || r % 32 == 7; }
-
 /* One (batch, kv head), 2 q heads packed into 300 rows (a block of two Q tiles and a block of one, 44 rows), 450
  * keys = 4 key blocks of 128 (the last ragged), causal: both tiles, the one-tile block, the correction and the
- * masked blocks all take part. Random values in [-1, 1), except q[0] = 1 on the movers' rows (0 elsewhere) and
- * k[0] = 64 b on every key of key block b: a mover's scores rise by 64 x 0.125 = 8 (11.5 in log2 units, more than
- * the lazy softmax's slack of 8) from one block to the next, give or take the random part (|q k| <= 63, 7.9 scaled;
- * its block maxima differ by much less), so its max moves at every block it sees; the other rows' scores stay
- * within the random part, and their max keeps still after block 0. */
-static void fa_problem(at_problem *p) {
-  at_init(p, ATTN_BF16, 1, 2, 1, 150, 450, 64, 1, 0.0f);
-  for (long long i = 0; i < p->nrows * 64; ++i)
-    p->q[i] = i % 64 ? at_rand((unsigned long long)i, 1) : fa_mover(i / 64) ? 1.0f : 0.0f;
-  for (long long i = 0; i < (long long)p->seq_k * 64; ++i) {
-    p->k[i] = i % 64 ? at_rand((unsigned long long)i, 2) : 64.0f * (float)(i / 64 / ATTN_BN(64));
-    p->v[i] = at_rand((unsigned long long)i, 3);
-  }
-  at_upload(p);
-}
+ * masked blocks all take part; at_movers' rows move their max at every block, the others keep it after block 0. */
+static void fa_problem(at_problem *p) { at_movers(p, 64, 150, 450, 1); }
 
 /* The text's lines holding `needle`, at most max. */
 static int fa_lines(const char *needle, int *lines, int max) {
@@ -193,20 +176,8 @@ static void fa_expect(fa_kernel kernel, const char *name, const kbd_code *codes,
   at_free(&p);
 }
 
-/* The unbroken text on p under the default schedule (2 host threads) and seeds 0..seeds-1 (1 thread): every row
- * within the tolerance of the double reference. */
 static void fa_control_runs(const at_problem *p, long seeds, const char *what) {
-  for (long seed = -1; seed < seeds; ++seed) {
-    mt_env(seed < 0 ? 2 : 1, seed);
-    at_out r;
-    at_out_alloc(&r, p);
-    MT_ASSERT_OK(fa_launch(fa4_control, p, &r));
-    at_download(&r, p);
-    double worst;
-    const long long bad = at_check(p, &r, at_tolerance(p->dtype, 1.0), &worst, 0);
-    if (bad != 0) fail_msg("%s (seed %ld): %lld rows out of tolerance (worst %.3g)", what, seed, bad, worst);
-    at_out_free(&r);
-  }
+  at_control_runs(fa_launch, fa4_control, p, seeds, NULL, what);
 }
 
 static void test_control(void **state) {
@@ -287,22 +258,7 @@ static void test_lazy_votes(void **state) {
   (void)state;
   at_problem p;
   fa_problem(&p);
-  for (long seed = -1; seed < 4; ++seed) {
-    mt_env(seed < 0 ? 2 : 1, seed);
-    fa_votes[0] = fa_votes[1] = 0;
-    at_out r;
-    at_out_alloc(&r, &p);
-    MT_ASSERT_OK(fa_launch(fa4_counted, &p, &r));
-    at_download(&r, &p);
-    double worst;
-    const long long bad = at_check(&p, &r, at_tolerance(p.dtype, 1.0), &worst, 0);
-    if (bad != 0) fail_msg("counted (seed %ld): %lld rows out of tolerance (worst %.3g)", seed, bad, worst);
-    /* per block of rows, tile and key block after the first, 4 warps vote: 3 key blocks or more for each tile */
-    if (fa_votes[0] == 0 || fa_votes[1] == 0)
-      fail_msg("seed %ld: %ld warps skipped and %ld rescaled; fa_problem should give both", seed, fa_votes[0],
-               fa_votes[1]);
-    at_out_free(&r);
-  }
+  at_control_runs(fa_launch, fa4_counted, &p, 4, fa_votes, "counted");
   at_free(&p);
 }
 
@@ -331,7 +287,7 @@ static void test_lane0_vote(void **state) {
         const double e = fabs(at_value(r.ho[row * 64 + c], p.dtype) - o[c]);
         if (e > err) err = e;
       }
-      const int alone = fa_mover(row) && (row / 32) % 2 == 1;
+      const int alone = at_mover(row) && (row / 32) % 2 == 1;
       lone += alone;
       if (alone && !(err > 10.0 * tol))
         fail_msg("lane-0 vote (seed %ld): lone mover row %lld max |O - ref| = %.3g, want > %.3g", seed, row, err,
