@@ -11,6 +11,17 @@
 #include <string.h>
 #include <time.h>
 
+/* A writable copy of a command-line list for strtok, as long as the list (the process frees it at exit). */
+static inline char *bench_strdup(const char *s) {
+  const size_t n = strlen(s) + 1;
+  char *p = (char *)malloc(n);
+  if (!p) {
+    fprintf(stderr, "bench: out of memory\n");
+    exit(1);
+  }
+  return (char *)memcpy(p, s, n);
+}
+
 static inline double bench_now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -163,16 +163,14 @@ int main(int argc, char **argv) {
   if (smoke) shapes = "128x96x64", threads_arg = "1", reps = 1;
   if (reps < 1) reps = 1;
   const char *threads[MAX_LIST];
-  char tbuf[256];
-  snprintf(tbuf, sizeof tbuf, "%s", threads_arg);
+  char *tbuf = bench_strdup(threads_arg);
   int nthreads = 0;
   for (char *tok = strtok(tbuf, ","); tok && nthreads < MAX_LIST; tok = strtok(NULL, ","))
     threads[nthreads++] = tok;
   printf("# gemm_cpu: CPU machine emulating sm_%da vs a naive -O2 triple loop; loadavg %.2f\n", KBD_CPU_ARCH,
          bench_loadavg());
   long long bad = 0;
-  char sbuf[512];
-  snprintf(sbuf, sizeof sbuf, "%s", shapes);
+  char *sbuf = bench_strdup(shapes);
   char *save = NULL;
   for (char *tok = strtok_r(sbuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     int m, n, k;

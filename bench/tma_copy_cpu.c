@@ -124,8 +124,7 @@ int main(int argc, char **argv) {
   long long tl[8];
   int nthreads = 0;
   {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", threads_arg);
+    char *buf = bench_strdup(threads_arg);
     for (char *tok = strtok(buf, ","); tok && nthreads < 8; tok = strtok(NULL, ",")) {
       const long long v = !strcmp(tok, "all") ? cores : atoll(tok);
       if (v < 1 || v > MAX_THREADS) return usage(argv[0]), 2;

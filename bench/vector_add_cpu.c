@@ -178,8 +178,7 @@ int main(int argc, char **argv) {
   int nthreads = 0;
   {
     /* "all" -> the online core count, the default of KBD_CPU_THREADS */
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", threads_arg);
+    char *buf = bench_strdup(threads_arg);
     for (char *tok = strtok(buf, ","); tok && nthreads < 8; tok = strtok(NULL, ",")) {
       long long v = !strcmp(tok, "all") ? cores : atoll(tok);
       if (v < 1 || v > MAX_THREADS) return usage(argv[0]), 2;

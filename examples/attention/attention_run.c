@@ -13,11 +13,9 @@ typedef kbd_status (*attn_kernel_fn)(kbd_launch_cfg, attn_params);
 
 static kbd_status attn_bad(const char *fmt, ...) KBD_PRINTF(1, 2);
 static kbd_status attn_bad(const char *fmt, ...) {
-  kbd_status s = kbd_status_ok();
-  s.code = KBD_ERR_INVALID;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(s.msg, sizeof s.msg, fmt, ap);
+  kbd_status s = kbd_status_vmake(KBD_ERR_INVALID, fmt, ap);
   va_end(ap);
   return s;
 }

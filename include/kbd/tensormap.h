@@ -208,9 +208,11 @@ static inline int kbd_tmap_dtype_is_float(int dt) {
 static inline kbd_status kbd_tensor_map_validate(const kbd_tensor_map_desc *d) {
 #define KBD_TMAP_FAIL_(rule, ...)                                                                                      \
   do {                                                                                                                 \
-    kbd_status s_ = kbd_status_make(KBD_ERR_INVALID, "tensor map: " __VA_ARGS__);                                      \
-    size_t n_ = strlen(s_.msg);                                                                                        \
-    snprintf(s_.msg + n_, sizeof s_.msg - n_, " [rule %s]", rule);                                                     \
+    kbd_text t_ = KBD_TEXT_INIT;                                                                                       \
+    kbd_text_append(&t_, "tensor map: " __VA_ARGS__);                                                                  \
+    kbd_text_append(&t_, " [rule %s]", rule);                                                                          \
+    kbd_status s_ = kbd_status_text(KBD_ERR_INVALID, &t_);                                                             \
+    kbd_text_free(&t_);                                                                                                \
     return s_;                                                                                                         \
   } while (0)
   if (!d) KBD_TMAP_FAIL_("desc_null", "the descriptor pointer is NULL");
@@ -362,11 +364,7 @@ static inline kbd_status kbd_tensor_map_encode_at(kbd_tensor_map *out, const kbd
                            "%s:%d: kbd_tensor_map_encode: the output map at %p is not %d-byte aligned [rule map_align]",
                            KBD_SITE_ARGS, (void *)out, KBD_TENSOR_MAP_ALIGN);
   kbd_status v = kbd_tensor_map_validate(d);
-  if (!kbd_ok(v)) {
-    kbd_status s = v;
-    snprintf(s.msg, sizeof s.msg, "%s:%d: kbd_tensor_map_encode: %.3000s", KBD_SITE_ARGS, v.msg);
-    return s;
-  }
+  if (!kbd_ok(v)) return kbd_status_make(v.code, "%s:%d: kbd_tensor_map_encode: %s", KBD_SITE_ARGS, v.msg);
   return kbd_hw_tensor_map_encode(out, d, KBD_SITE_ARGS);
 }
 

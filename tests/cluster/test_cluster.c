@@ -531,9 +531,8 @@ static void test_barrier_skipped_waiting_elsewhere(void **state) {
   MT_ASSERT_HAS(s, "cluster CTA 0 (block 0,0,0):");
   MT_ASSERT_HAS(s, "cluster CTA 1 (block 1,0,0):");
   MT_ASSERT_HAS(s, "waits for the cluster barrier to complete phase 0 (3 of 4 warps of the cluster arrived");
-  char want[96];
-  snprintf(want, sizeof want, "warp 0 at %s:%d waits for mbarrier", __FILE__, MT_LINE(b_line));
-  MT_ASSERT_HAS(s, want);
+  char want[4096];
+  MT_ASSERT_HAS(s, mt_fmt(want, sizeof want, "warp 0 at %s:%d waits for mbarrier", __FILE__, MT_LINE(b_line)));
 }
 
 static void test_barrier_misuse(void **state) {

@@ -74,18 +74,22 @@ static inline int mt_group_setup(void **state) {
 /* The message starts a fault report at file:line ("<file>:<line>: "). */
 #define MT_ASSERT_AT(s, line)                                                                                \
   do {                                                                                                       \
-    char mt_b_[1024];                                                                                        \
-    snprintf(mt_b_, sizeof mt_b_, "%s:%d: ", __FILE__, (line));                                              \
-    MT_ASSERT_HAS(s, mt_b_);                                                                                 \
+    char mt_b_[4096];                                                                                        \
+    MT_ASSERT_HAS(s, mt_fmt(mt_b_, sizeof mt_b_, "%s:%d: ", __FILE__, (line)));                              \
   } while (0)
 
-/* printf into a fresh static buffer (one per call site is plenty for these tests). */
+/* printf into the caller's buffer. Needles often hold __FILE__, which is as long as the checkout's path: a cut
+ * needle would still be found (a prefix of the right text) and the check would silently weaken, so a needle that
+ * does not fit fails the test instead. */
 static inline const char *mt_fmt(char *buf, size_t n, const char *fmt, ...) KBD_PRINTF(3, 4);
 static inline const char *mt_fmt(char *buf, size_t n, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, n, fmt, ap);
+  const int len = vsnprintf(buf, n, fmt, ap);
   va_end(ap);
+  if (len < 0 || (size_t)len >= n)
+    fail_msg("mt_fmt: a %zu-byte buffer is too small for the %d-byte needle \"%s...\" (a long checkout path?)", n,
+             len, buf);
   return buf;
 }
 

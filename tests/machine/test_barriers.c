@@ -269,7 +269,7 @@ static void test_barrier_count_mismatch(void **state) {
   MT_ASSERT_CODE(s, KBD_ERR_BARRIER);
   MT_ASSERT_AT(s, MT_LINE(mis_line));
   MT_ASSERT_HAS(s, "barrier 3 reached with thread count 96");
-  char b[1024];
+  char b[4096];
   MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "instance begun at %s:%d counts 64", __FILE__, MT_LINE(mis_first_line)));
   MT_ASSERT_HAS(s, "(warp 1)");
 }

@@ -97,7 +97,7 @@ static kbd_status run_cb(int mode) {
 /* Whichever kind arrived first began the instance; the report is made at the other kind's site and names the
  * first one's, so both the collective and the kbd_sync site are in it. */
 static void expect_separated(kbd_status s) {
-  char b[512];
+  char b[4096];
   MT_ASSERT_CODE(s, KBD_ERR_BARRIER);
   MT_ASSERT_HAS(s, "CTA-wide collective (reduction or scan over the block)");
   MT_ASSERT_HAS(s, "only part of the block takes part in the collective");
@@ -107,7 +107,7 @@ static void expect_separated(kbd_status s) {
 
 static void test_partial_collective_first_run(void **state) {
   (void)state;
-  char b[512];
+  char b[4096];
   /* Default schedule (round robin from warp 0): warp 0 begins the instance, a warp of the other kind is the
    * second arrival and is reported at its own site. */
   mt_env(1, -1);

@@ -191,9 +191,8 @@ static void test_use_after_free(void **state) {
   MT_ASSERT_CODE(s, KBD_ERR_BOUNDS);
   MT_ASSERT_AT(s, MT_LINE(gb_load_line));
   MT_ASSERT_HAS(s, "that was freed: allocated at " __FILE__);
-  char freed_at[512];
-  snprintf(freed_at, sizeof freed_at, "freed at %s:%d", __FILE__, free_line);
-  MT_ASSERT_HAS(s, freed_at);
+  char freed_at[4096];
+  MT_ASSERT_HAS(s, mt_fmt(freed_at, sizeof freed_at, "freed at %s:%d", __FILE__, free_line));
   MT_ASSERT_HAS(s, "(use after free");
 }
 
@@ -315,7 +314,7 @@ static void test_host_copies_checked(void **state) {
 static void test_host_copies_name_the_allocation(void **state) {
   gb_fixture *f = (gb_fixture *)*state;
   float host[TN] = {0};
-  char b[512];
+  char b[4096];
   /* into freed memory: a copy to the device and a memset */
   float *tmp = NULL;
   MT_ASSERT_OK(kbd_malloc((void **)&tmp, ALLOC_N * sizeof(float)));

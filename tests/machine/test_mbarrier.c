@@ -317,7 +317,7 @@ static void test_use_before_init(void **state) {
 
 static void test_double_init(void **state) {
   (void)state;
-  char b[512];
+  char b[4096];
   expect_fault(M_DOUBLE_INIT, KBD_ERR_MBARRIER, "kbd_mbarrier_init of a live mbarrier");
   kbd_status s = run_mbar(M_DOUBLE_INIT, 1, -1);
   MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "initialised at %s:%d", __FILE__, MT_LINE(mb_line_a) - 1));
@@ -351,7 +351,7 @@ static void test_read_without_wait(void **state) {
 
 static void test_missing_arrival_deadlocks(void **state) {
   (void)state;
-  char b[512];
+  char b[4096];
   for (long seed = -1; seed < 8; ++seed) {
     kbd_status s = run_mbar(M_MISSING_ARRIVAL, 1, seed);
     MT_ASSERT_CODE(s, KBD_ERR_DEADLOCK);
@@ -362,7 +362,7 @@ static void test_missing_arrival_deadlocks(void **state) {
 
 static void test_init_unordered(void **state) {
   (void)state;
-  char b[512];
+  char b[4096];
   kbd_status s = run_mbar(M_INIT_UNORDERED, 1, -1);
   MT_ASSERT_CODE(s, KBD_ERR_RACE);
   MT_ASSERT_AT(s, MT_LINE(mb_line_a));

@@ -115,7 +115,7 @@ static void test_rewrite_without_barrier(void **state) {
   }
   /* Default schedule: warp 0 writes first, warp 1's read is the second access. */
   kbd_status s = run_race(R_REWRITE_NO_BARRIER, 0);
-  char b[512];
+  char b[4096];
   MT_ASSERT_AT(s, MT_LINE(race_line_b));
   MT_ASSERT_HAS(s, "data race (read after write)");
   MT_ASSERT_HAS(s, "this access: warp 1 reads it here (kbd_load_smem)");
@@ -133,7 +133,7 @@ static void test_reuse_without_trailing_barrier(void **state) {
   kbd_status s = run_race(R_REUSE_NO_TRAILING, 0);
   MT_ASSERT_AT(s, MT_LINE(race_line_a));
   MT_ASSERT_HAS(s, "data race (write after read)");
-  char b[512];
+  char b[4096];
   MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "read it at %s:%d", __FILE__, MT_LINE(race_line_b)));
 }
 
@@ -213,7 +213,7 @@ static void test_hand_written_spin(void **state) {
     race_params p = {0, NULL, flag};
     kbd_status s = spin_k(kbd_cfg_1d(1), p);
     MT_ASSERT_CODE(s, KBD_ERR_DEADLOCK);
-    char b[512];
+    char b[4096];
     MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "warp 0 at %s:%d polls memory", __FILE__, MT_LINE(spin_line)));
     MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "warp 1 at %s:%d polls memory", __FILE__, MT_LINE(spin_line)));
     MT_ASSERT_OK(kbd_memset_device(flag, 0, sizeof *flag));

@@ -124,7 +124,7 @@ static void test_oversubscribed_counts_deadlock(void **state) {
     rg_params p = {done, 0};
     kbd_status s = regs_over(kbd_cfg(kbd_dim(1, 1, 1), 0, NULL), p);
     MT_ASSERT_CODE(s, KBD_ERR_DEADLOCK);
-    char b[512];
+    char b[4096];
     MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "at %s:%d waits for setmaxnreg.inc: 2048 more registers for this warp (168 -> 232 per thread), the CTA's pool holds", __FILE__, MT_LINE(inc_over_line)));
     MT_ASSERT_HAS(s, "168 registers per thread x 384 threads = 64512");
     assert_int_equal(*done, 11); /* 14336 registers given back: 7 of the 8 consumer warps got theirs */

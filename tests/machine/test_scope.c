@@ -256,7 +256,7 @@ static void test_cta_reduce_meets_kbd_sync(void **state) {
     kbd_status s = run_scope(S_CTA_VS_SYNC, 1, seed);
     MT_ASSERT_CODE(s, KBD_ERR_BARRIER);
     MT_ASSERT_HAS(s, "CTA-wide collective");
-    char b[512];
+    char b[4096];
     /* whichever side reached barrier 0 first, the report names both sites */
     const int at_a = strstr(s.msg, mt_fmt(b, sizeof b, "%s:%d: ", __FILE__, MT_LINE(sc_line_a))) != NULL;
     const int at_b = strstr(s.msg, mt_fmt(b, sizeof b, "%s:%d: ", __FILE__, MT_LINE(sc_line_b))) != NULL;
@@ -270,7 +270,7 @@ static void test_skipped_warp_deadlocks(void **state) {
   for (long seed = -1; seed < 8; ++seed) {
     kbd_status s = run_scope(S_SKIPPED_WARP, 1, seed);
     MT_ASSERT_CODE(s, KBD_ERR_DEADLOCK);
-    char b[512];
+    char b[4096];
     MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "%s:%d", __FILE__, MT_LINE(sc_line_a)));
     MT_ASSERT_HAS(s, "barrier 1");
   }

@@ -21,8 +21,8 @@ typedef struct {
 static test_event g_ev;
 static int wait_line;
 
-static int event_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
-  return snprintf(buf, cap, "test event %p to be set (awaited value %u)", w->wait_obj, w->wait_arg);
+static void event_describe(const kbd_cpu_warp *w, kbd_text *out) {
+  kbd_text_append(out, "test event %p to be set (awaited value %u)", w->wait_obj, w->wait_arg);
 }
 
 /* The test's "hardware": set the event, wake exactly the warps blocked on it. */
@@ -77,7 +77,7 @@ static void test_unreleased_wait_is_reported(void **state) {
   ev_params p = {-1, order};
   const kbd_status s = wait_k(kbd_cfg_1d(1), p);
   MT_ASSERT_CODE(s, KBD_ERR_DEADLOCK);
-  char b[512];
+  char b[4096];
   for (int w = 0; w < 4; ++w)
     MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "\n  warp %d at %s:%d waits for test event %p to be set (awaited value 1)", w,
                             __FILE__, MT_LINE(wait_line), (void *)&g_ev));

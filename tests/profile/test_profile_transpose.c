@@ -215,7 +215,7 @@ static void pt_table_top20(void **state) {
   kbd_profile_site s[25];
   memset(&p, 0, sizeof p);
   memset(s, 0, sizeof s);
-  strcpy(p.kernel, "k");
+  p.kernel = "k";
   p.arch = "sm_100a";
   p.nsites = 25;
   p.sites = s;

@@ -39,12 +39,10 @@ typedef const char *(*kl_namer)(int);
 static int kl_lookup(kl_namer name, int lo, int hi, const char *what, const char *s) {
   for (int id = lo; id <= hi; ++id)
     if (strcmp(name(id), s) == 0) return id;
-  char list[256] = "";
-  for (int id = lo; id <= hi; ++id) {
-    strcat(list, id > lo ? ", " : "");
-    strcat(list, name(id));
-  }
-  die("unknown %s '%s' (one of: %s)", what, s, list);
+  kbd_text list = KBD_TEXT_INIT; /* die() exits: the process frees it */
+  for (int id = lo; id <= hi; ++id)
+    kbd_text_append(&list, "%s%s", id > lo ? ", " : "", name(id));
+  die("unknown %s '%s' (one of: %s)", what, s, kbd_text_str(&list));
   return -1;
 }
 #define KL_LAYOUTS kbd__print_layout_name, KBD_LAYOUT_ROW, KBD_LAYOUT_TMEM_ACC
@@ -82,7 +80,7 @@ typedef struct {
   int r0, c0, wr, wc; /* the window drawn */
   kl_cell *cell;      /* rows x cols */
   int smem;
-  char title[256];
+  kbd_text title;
 } kl_pic;
 
 static kl_cell *kl_at(kl_pic *p, int r, int c) { return &p->cell[(size_t)r * (size_t)p->cols + (size_t)c]; }
@@ -111,8 +109,8 @@ static void kl_frag(kl_pic *p, int layout, int dt, int rows, int cols, int scope
       c->a = t;
       c->b = i;
     }
-  snprintf(p->title, sizeof p->title, "%s %s %d x %d, %d threads, %d per thread (vec %d): T<thread> V<value>",
-           kbd__print_layout_name(layout), kbd__print_dtype_name(dt), rows, cols, scope, npt, vec);
+  kbd_text_append(&p->title, "%s %s %d x %d, %d threads, %d per thread (vec %d): T<thread> V<value>",
+                  kbd__print_layout_name(layout), kbd__print_dtype_name(dt), rows, cols, scope, npt, vec);
 }
 
 static void kl_smem(kl_pic *p, int dt, int rows, int cols, int swz, int major) {
@@ -123,13 +121,12 @@ static void kl_smem(kl_pic *p, int dt, int rows, int cols, int swz, int major) {
       kl_at(p, r, c)->a = (off / 4) % 32;
       kl_at(p, r, c)->b = off / 16;
     }
-  snprintf(p->title, sizeof p->title,
-           "shared %s %d x %d, swizzle %s, %s-major: B<bank> (4-byte, 0-31) C<16-byte chunk>",
-           kbd__print_dtype_name(dt), rows, cols, kbd__print_swizzle_name(swz), major ? "MN" : "K");
+  kbd_text_append(&p->title, "shared %s %d x %d, swizzle %s, %s-major: B<bank> (4-byte, 0-31) C<16-byte chunk>",
+                  kbd__print_dtype_name(dt), rows, cols, kbd__print_swizzle_name(swz), major ? "MN" : "K");
 }
 
 static void kl_text(const kl_pic *p, FILE *f) {
-  fprintf(f, "%s\n", p->title);
+  fprintf(f, "%s\n", kbd_text_str(&p->title));
   fprintf(f, "%6s", "");
   for (int c = p->c0; c < p->c0 + p->wc; ++c)
     fprintf(f, " %9d", c);
@@ -138,7 +135,7 @@ static void kl_text(const kl_pic *p, FILE *f) {
     fprintf(f, "%6d", r);
     for (int c = p->c0; c < p->c0 + p->wc; ++c) {
       const kl_cell *k = &p->cell[(size_t)r * (size_t)p->cols + (size_t)c];
-      char b[24];
+      char b[sizeof "T-2147483648 V-2147483648"];
       snprintf(b, sizeof b, p->smem ? "B%d C%d" : "T%d V%d", k->a, k->b);
       fprintf(f, " %9s", b);
     }
@@ -184,7 +181,7 @@ static void kl_svg(const kl_pic *p, FILE *f) {
   fputs("<style>text{text-anchor:middle}g rect{stroke:#555;stroke-width:.5}</style>\n", f);
   fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", w, h);
   fputs("<text x=\"4\" y=\"14\" font-size=\"11\" style=\"text-anchor:start\">", f);
-  kl_xml(f, p->title);
+  kl_xml(f, kbd_text_str(&p->title));
   fputs("</text>\n", f);
   for (int c = 0; c < p->wc; ++c)
     fprintf(f, "<text x=\"%d\" y=\"%d\">%d</text>\n", left + c * cw + cw / 2, top - 6, p->c0 + c);
@@ -193,7 +190,7 @@ static void kl_svg(const kl_pic *p, FILE *f) {
     for (int c = 0; c < p->wc; ++c) {
       const int rr = p->r0 + r, cc = p->c0 + c;
       const kl_cell *k = &p->cell[(size_t)rr * (size_t)p->cols + (size_t)cc];
-      char col[40];
+      char col[sizeof "hsl(-2147483648,70%,-2147483648%)"];
       kl_color(p, k, col, sizeof col);
       const int x = left + c * cw, y = top + r * ch;
       fprintf(f,
@@ -300,5 +297,6 @@ int main(int argc, char **argv) {
     kl_svg(&p, f);
   if (out && fclose(f)) die("cannot write %s", out);
   free(p.cell);
+  kbd_text_free(&p.title);
   return 0;
 }

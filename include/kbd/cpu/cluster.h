@@ -35,9 +35,9 @@ static inline unsigned kbd_hw_cluster_dim_z(void) { return kbd_cpu_self()->cta->
 
 /* ---- the cluster barrier ------------------------------------------------------------------------------------ */
 
-static inline int kbd_cpu_cluster_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
+static inline void kbd_cpu_cluster_describe(const kbd_cpu_warp *w, kbd_text *out) {
   const kbd_cpu_group *G = w->cta->G;
-  return snprintf(buf, cap,
+  kbd_text_append(out,
                   "the cluster barrier to complete phase %u (%d of %d warps of the cluster arrived; the "
                   "phase was begun at %s:%d)",
                   (unsigned)w->wait_arg, G->cl_arrived, G->nwarps, G->cl_file ? G->cl_file : "?", G->cl_line);
@@ -59,7 +59,7 @@ static inline void kbd_cpu_cluster_complete(kbd_cpu_group *G) {
       }
     }
     if (KBD_CPU_TRACED(G->ctas[s])) { /* KBD_CPU_TRACE: the completion that releases this CTA's waiters */
-      char ws[160];
+      char ws[KBD_CPU_WARP_LIST_CAP];
       kbd_cpu_trace_emit(G->ctas[s], "cluster barrier phase %u complete, wakes warps%s", G->cl_phase - 1u,
                          kbd_cpu_trace_warps(woken, ws, sizeof ws));
     }
@@ -259,7 +259,8 @@ static inline void kbd_hw_tma_load_multicast(void *dst, uint32_t line_bytes, uin
                   what, (unsigned)mask, G->nctas);
   const int32_t c[5] = {c0, c1, c2, c3, c4};
   const uint32_t bytes = line_bytes * lines;
-  const size_t off = kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c, what, KBD_SITE_ARGS);
+  const size_t off = kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c,
+                                            KBD_CPU_TMA_WHAT("kbd_tma_load_multicast"), KBD_SITE_ARGS);
   for (int r = 0; r < G->nctas; ++r) {
     if (!(mask >> r & 1u)) continue;
     kbd_cpu_cta *peer = G->ctas[r];

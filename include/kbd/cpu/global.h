@@ -306,8 +306,8 @@ static inline uint64_t kbd_cpu_get_bits(const uint64_t *w, size_t i, size_t n) {
 
 /* ---- reports ---------------------------------------------------------------------------------------------- */
 
-/* Why [a, b) is not wholly inside one live allocation, naming the allocation involved, into buf. */
-static inline void kbd_cpu_global_explain(uintptr_t a, uintptr_t b, const char *what, char *buf, size_t cap) {
+/* Why [a, b) is not wholly inside one live allocation, naming the allocation involved, appended to out. */
+static inline void kbd_cpu_global_explain(uintptr_t a, uintptr_t b, const char *what, kbd_text *out) {
   kbd_cpu_registry *R = &kbd_cpu_allocs;
   pthread_mutex_lock(&R->mu);
   kbd_cpu_alloc *const *v = R->live ? KBD_CPU_LIVE_V(R->live) : NULL;
@@ -326,36 +326,39 @@ static inline void kbd_cpu_global_explain(uintptr_t a, uintptr_t b, const char *
     if (v[i]->base + v[i]->bytes <= a) below = v[i];
   if (below && a - (below->base + below->bytes) >= ((uintptr_t)1 << 20)) below = NULL;
   if (cut) {
-    snprintf(buf, cap,
-             "%s touches bytes [%lld, %lld) of a %zu-byte %s (base %p, %s at %s:%d): it is not wholly inside it", what,
-             (long long)(a - cut->base), (long long)(b - cut->base), cut->bytes,
-             cut->host ? "registered host range" : "allocation", (void *)cut->base,
-             cut->host ? "registered" : "allocated", cut->file, cut->line);
+    kbd_text_append(out,
+                    "%s touches bytes [%lld, %lld) of a %zu-byte %s (base %p, %s at %s:%d): it is not wholly inside it",
+                    what, (long long)(a - cut->base), (long long)(b - cut->base), cut->bytes,
+                    cut->host ? "registered host range" : "allocation", (void *)cut->base,
+                    cut->host ? "registered" : "allocated", cut->file, cut->line);
   } else if (freed) {
-    snprintf(buf, cap, "%s touches byte %lld of a %zu-byte %s (base %p) that was %s: %s at %s:%d, %s at %s:%d (%s)",
-             what, (long long)(a - freed->base), freed->bytes, freed->host ? "registered host range" : "allocation",
-             (void *)freed->base, freed->host ? "unregistered" : "freed", freed->host ? "registered" : "allocated",
-             freed->file, freed->line, freed->host ? "unregistered" : "freed", freed->free_file, freed->free_line,
-             freed->host ? "an access after kbd_host_unregister" : "use after free");
+    kbd_text_append(out, "%s touches byte %lld of a %zu-byte %s (base %p) that was %s: %s at %s:%d, %s at %s:%d (%s)",
+                    what, (long long)(a - freed->base), freed->bytes,
+                    freed->host ? "registered host range" : "allocation", (void *)freed->base,
+                    freed->host ? "unregistered" : "freed", freed->host ? "registered" : "allocated", freed->file,
+                    freed->line, freed->host ? "unregistered" : "freed", freed->free_file, freed->free_line,
+                    freed->host ? "an access after kbd_host_unregister" : "use after free");
   } else if (below) {
-    snprintf(buf, cap, "%s touches %p, %lld bytes past the end of the %zu-byte %s (base %p) %s at %s:%d", what,
-             (void *)a, (long long)(a - (below->base + below->bytes)), below->bytes,
-             below->host ? "registered host range" : "allocation", (void *)below->base,
-             below->host ? "registered" : "allocated", below->file, below->line);
+    kbd_text_append(out, "%s touches %p, %lld bytes past the end of the %zu-byte %s (base %p) %s at %s:%d", what,
+                    (void *)a, (long long)(a - (below->base + below->bytes)), below->bytes,
+                    below->host ? "registered host range" : "allocation", (void *)below->base,
+                    below->host ? "registered" : "allocated", below->file, below->line);
   } else {
-    snprintf(buf, cap,
-             "%s touches %p, which is not device memory from kbd_malloc (a host pointer? on the GPU this is an "
-             "illegal address; host memory that kernels may access is registered with kbd_host_register)",
-             what, (void *)a);
+    kbd_text_append(out,
+                    "%s touches %p, which is not device memory from kbd_malloc (a host pointer? on the GPU this is an "
+                    "illegal address; host memory that kernels may access is registered with kbd_host_register)",
+                    what, (void *)a);
   }
   pthread_mutex_unlock(&R->mu);
 }
 
 KBD_NORETURN static inline void kbd_cpu_global_fault(uintptr_t a, uintptr_t b, const char *file, int line,
                                                      const char *what) {
-  char text[1024];
-  kbd_cpu_global_explain(a, b, what, text, sizeof text);
-  kbd_cpu_fault(KBD_ERR_BOUNDS, file, line, "%s", text);
+  kbd_text text = KBD_TEXT_INIT;
+  kbd_cpu_global_explain(a, b, what, &text);
+  /* outside a kernel kbd_cpu_fault aborts: nothing to keep */
+  kbd_cpu_fault(KBD_ERR_BOUNDS, file, line, "%s",
+                kbd_cpu_cur ? kbd_cpu_keep(kbd_cpu_cur->cta->L, &text) : kbd_text_str(&text));
 }
 
 KBD_NORETURN static inline void kbd_cpu_poison_fault(const kbd_cpu_alloc *r, size_t off, const char *file, int line,
@@ -448,10 +451,12 @@ static inline kbd_cpu_alloc *kbd_cpu_host_range(const void *p, size_t bytes, con
   const uintptr_t a = (uintptr_t)p, b = a + bytes;
   kbd_cpu_alloc *r = b > a ? kbd_cpu_global_find(a, b) : NULL;
   if (!r) {
-    char w[160], text[1024];
-    snprintf(w, sizeof w, "%s (%s)", what, role);
-    kbd_cpu_global_explain(a, b, w, text, sizeof text);
-    *st = kbd_status_make(KBD_ERR_BOUNDS, "%s:%d: %s", KBD_SITE_ARGS, text);
+    kbd_text w = KBD_TEXT_INIT, text = KBD_TEXT_INIT;
+    kbd_text_append(&w, "%s (%s)", what, role);
+    kbd_cpu_global_explain(a, b, kbd_text_str(&w), &text);
+    *st = kbd_status_make(KBD_ERR_BOUNDS, "%s:%d: %s", KBD_SITE_ARGS, kbd_text_str(&text));
+    kbd_text_free(&w);
+    kbd_text_free(&text);
   }
   return r;
 }

@@ -79,8 +79,7 @@ static inline kbd_cpu_mbar *kbd_cpu_mbar_use(const uint64_t *bar, const char *wh
   const size_t off = kbd_cpu_mbar_off(w, bar, what, file, line);
   kbd_cpu_mbar *m = kbd_cpu_mbar_find(w->cta, off);
   if (!m || !m->live) {
-    char where[192];
-    kbd_cpu_smem_where(w->cta, off, where, sizeof where);
+    const char *where = kbd_cpu_smem_at(w->cta, off);
     if (m)
       kbd_cpu_fault(KBD_ERR_MBARRIER, file, line,
                     "%s: the mbarrier at %s was invalidated (kbd_mbarrier_inval); initialise it again first", what,
@@ -104,8 +103,7 @@ static inline void kbd_cpu_mbar_order_check(kbd_cpu_cta *cta, const kbd_cpu_mbar
   for (int u = 0; u < cta->nwarps; ++u) {
     const int gid = cta->rank * KBD_CPU_MAX_WARPS + u;
     if (m->obs[u] != m->phase || m->clk[gid] >= m->obs_clk[u]) continue;
-    char where[96];
-    kbd_cpu_smem_where(cta, m->off, where, sizeof where);
+    const char *where = kbd_cpu_smem_at(cta, m->off);
     kbd_cpu_fault(KBD_ERR_MBARRIER, m->obs_file[u], m->obs_line[u],
                   "warp %d waited here for phase %u of the mbarrier at %s (initialised at %s:%d), but nothing orders "
                   "that wait before the arrivals that complete phase %u: in another schedule the warp arrives here "
@@ -291,36 +289,35 @@ static inline void kbd_cpu_copies_deliver(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
 }
 
 /* For the deadlock report: the barrier, its phase and what it still lacks. */
-static inline int kbd_cpu_mbar_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
+static inline void kbd_cpu_mbar_describe(const kbd_cpu_warp *w, kbd_text *out) {
   const kbd_cpu_mbar *m = (const kbd_cpu_mbar *)w->wait_obj;
-  char where[192];
-  kbd_cpu_smem_where(w->cta, m->off, where, sizeof where);
-  int n = snprintf(buf, cap,
-                   "mbarrier at %s (initialised at %s:%d, count %d) to complete phase %u (parity %u): %d of %d "
-                   "arrivals missing",
-                   where, m->file, m->line, m->expected, m->phase, (unsigned)w->wait_arg, m->pending, m->expected);
-  if (m->tx > 0 && n >= 0 && (size_t)n < cap)
-    n += snprintf(buf + n, cap - (size_t)n, ", %d transaction bytes outstanding (expected at %s:%d)", (int)m->tx,
-                  m->tx_file ? m->tx_file : "?", m->tx_line);
-  if (m->tx < 0 && n >= 0 && (size_t)n < cap)
-    n += snprintf(buf + n, cap - (size_t)n,
-                  ", %d bytes landed that no expect-tx announced (a plain arrive where "
-                  "kbd_mbarrier_arrive_expect_tx belongs?)",
-                  (int)-m->tx);
+  kbd_text_puts(out, "mbarrier at ");
+  kbd_cpu_smem_where(w->cta, m->off, out);
+  kbd_text_append(out,
+                  " (initialised at %s:%d, count %d) to complete phase %u (parity %u): %d of %d "
+                  "arrivals missing",
+                  m->file, m->line, m->expected, m->phase, (unsigned)w->wait_arg, m->pending, m->expected);
+  if (m->tx > 0)
+    kbd_text_append(out, ", %d transaction bytes outstanding (expected at %s:%d)", (int)m->tx,
+                    m->tx_file ? m->tx_file : "?", m->tx_line);
+  if (m->tx < 0)
+    kbd_text_append(out,
+                    ", %d bytes landed that no expect-tx announced (a plain arrive where "
+                    "kbd_mbarrier_arrive_expect_tx belongs?)",
+                    (int)-m->tx);
   /* Lapped: a phase of the parity this warp waits for completed (and the one after it too) since the warp last
    * saw this barrier complete, so the warp now waits for the phase after that. A waiter the arriving side must
    * not outrun by two phases - the usual cause is a missing wait on the arriving side (e.g. for the "empty"
    * barrier this warp releases) - would rather have acquired that completed phase. */
   const uint32_t seen = m->obs[w->id], par = (uint32_t)w->wait_arg & 1u;
-  if (m->phase >= 2u && seen + 2u <= m->phase && n >= 0 && (size_t)n < cap)
-    n += snprintf(buf + n, cap - (size_t)n,
-                  "; lapped: phases %u (parity %u, completed by the arrival at %s:%d) and %u completed since this "
-                  "warp last saw the barrier complete (%u phases seen), so it now waits for phase %u. If it meant "
-                  "phase %u, the arriving side ran two phases ahead of it: a wait that holds the arrivals back "
-                  "until this warp has consumed the phase (e.g. on the barrier this warp releases) is missing",
-                  m->phase - 2u, par, m->done_file[par] ? m->done_file[par] : "?", m->done_line[par], m->phase - 1u,
-                  seen, m->phase, m->phase - 2u);
-  return n;
+  if (m->phase >= 2u && seen + 2u <= m->phase)
+    kbd_text_append(out,
+                    "; lapped: phases %u (parity %u, completed by the arrival at %s:%d) and %u completed since this "
+                    "warp last saw the barrier complete (%u phases seen), so it now waits for phase %u. If it meant "
+                    "phase %u, the arriving side ran two phases ahead of it: a wait that holds the arrivals back "
+                    "until this warp has consumed the phase (e.g. on the barrier this warp releases) is missing",
+                    m->phase - 2u, par, m->done_file[par] ? m->done_file[par] : "?", m->done_line[par], m->phase - 1u,
+                    seen, m->phase, m->phase - 2u);
 }
 
 /* try_wait.parity: has the phase with parity `parity` completed? The current phase has the parity of

@@ -403,8 +403,8 @@ static inline void kbd_cpu_mma_check_unit(kbd_cpu_cta *cta, kbd_cpu_warp *w, siz
     if (info & KBD_CPU_SH_ASYNC) continue;
     const kbd_cpu_warp *xw = &cta->G->ctas[x / KBD_CPU_MAX_WARPS]->warps[x % KBD_CPU_MAX_WARPS];
     if (KBD_UNLIKELY(c > xw->fence_clk)) {
-      char where[192], who[48];
-      kbd_cpu_smem_where(cta, b, where, sizeof where);
+      char who[KBD_CPU_WHO_CAP];
+      const char *where = kbd_cpu_smem_at(cta, b);
       const kbd_cpu_site s = kbd_cpu_site_of(sh->wsite[b]);
       kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                     "%s reads %s through the async proxy, but %s wrote it with generic stores at %s:%d and has "
@@ -529,8 +529,8 @@ static inline void kbd_cpu_mma_retire_read(kbd_cpu_cta *cta, kbd_cpu_warp *reade
   for (int i = 0; i < ch->n; ++i)
     if (KBD_UNLIKELY(kbd_cpu_mma_hash(sh, ch->off[i]) != ch->hash[i])) {
       const size_t b = ch->off[i];
-      char where[192], who[48];
-      kbd_cpu_smem_where(cta, b, where, sizeof where);
+      char who[KBD_CPU_WHO_CAP];
+      const char *where = kbd_cpu_smem_at(cta, b);
       const kbd_cpu_site s = kbd_cpu_site_of(sh->wsite[b]);
       kbd_cpu_fault(KBD_ERR_RACE, s.file, s.line,
                     "data race (write after read) on %s: %s writes it here while the %s issued at %s:%d still reads "
@@ -560,20 +560,21 @@ static inline uint32_t kbd_hw_smem_addr(const void *p, KBD_SITE_PARAMS) {
 
 /* ---- sm_90a: wgmma ------------------------------------------------------------------------------------------- */
 
-static inline int kbd_cpu_wgmma_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
+static inline void kbd_cpu_wgmma_describe(const kbd_cpu_warp *w, kbd_text *out) {
   const kbd_cpu_mma_state *S = (const kbd_cpu_mma_state *)w->cta->mma;
   const kbd_cpu_wg *g = &S->wg[w->id / 4];
   const int i = (int)w->wait_arg - g->first;
-  if (i < 0 || i >= g->n) return snprintf(buf, cap, "a wgmma of its warpgroup");
+  if (i < 0 || i >= g->n) {
+    kbd_text_puts(out, "a wgmma of its warpgroup");
+    return;
+  }
   const kbd_cpu_wgop *op = g->ops[i];
-  char miss[32] = "";
-  int n = 0;
+  kbd_text_append(out,
+                  "the wgmma issued at %s:%d to be issued by every warp of its warpgroup (wgmma.wait_group): warp(s)",
+                  op->file, op->line);
   for (int q = 0; q < 4; ++q)
-    if (!(op->mask & (1u << q))) n += snprintf(miss + n, sizeof miss - (size_t)n, " %d", (w->id & ~3) + q);
-  return snprintf(buf, cap,
-                  "the wgmma issued at %s:%d to be issued by every warp of its warpgroup (wgmma.wait_group): warp(s)%s "
-                  "have not issued it",
-                  op->file, op->line, miss);
+    if (!(op->mask & (1u << q))) kbd_text_append(out, " %d", (w->id & ~3) + q);
+  kbd_text_puts(out, " have not issued it");
 }
 
 static inline void kbd_cpu_wgmma_need_wg(kbd_cpu_warp *w, const char *what, KBD_SITE_PARAMS) {
@@ -926,19 +927,18 @@ static inline int kbd_cpu_tmem_find(const kbd_cpu_mma_state *S, uint32_t col, ui
 static inline void kbd_cpu_tmem_inside(const kbd_cpu_mma_state *S, uint32_t col, uint32_t ncols, const char *what,
                                        KBD_SITE_PARAMS) {
   if (KBD_UNLIKELY(kbd_cpu_tmem_find(S, col, ncols) < 0)) {
-    char have[160] = "none";
-    int n = 0;
-    for (int i = 0; i < S->nalloc && n < (int)sizeof have - 24; ++i)
-      n += snprintf(have + n, sizeof have - (size_t)n, "%s[%d, %d)", i ? ", " : "", S->alloc[i].col,
-                    S->alloc[i].col + S->alloc[i].ncols);
+    kbd_text t = KBD_TEXT_INIT;
+    for (int i = 0; i < S->nalloc; ++i)
+      kbd_text_append(&t, "%s[%d, %d)", i ? ", " : "", S->alloc[i].col, S->alloc[i].col + S->alloc[i].ncols);
+    const char *have = S->nalloc ? kbd_cpu_keep(kbd_cpu_self()->cta->L, &t) : "none";
     kbd_cpu_fault(KBD_ERR_BOUNDS, KBD_SITE_ARGS,
                   "%s: Tensor Memory columns [%u, %u) are not inside one allocation of this CTA (allocated: %s)", what,
                   col, col + ncols, have);
   }
 }
 
-static inline int kbd_cpu_tmem_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
-  return snprintf(buf, cap, "%u free Tensor Memory columns (tcgen05.alloc; none were freed)", (unsigned)w->wait_arg);
+static inline void kbd_cpu_tmem_describe(const kbd_cpu_warp *w, kbd_text *out) {
+  kbd_text_append(out, "%u free Tensor Memory columns (tcgen05.alloc; none were freed)", (unsigned)w->wait_arg);
 }
 
 /* The allocation of columns [c, c + ncols) by warp w, and the write of its address to the shared slot (at `off`):
@@ -1050,7 +1050,7 @@ static inline void kbd_cpu_umma_check_readers_in(kbd_cpu_warp *w, kbd_cpu_mma_st
         const int unordered = rc > w->clk[who];
         const int local = (int)who >= rb && (int)who < rb + KBD_CPU_MAX_WARPS;
         if (unordered || (local && snap[who - (uint32_t)rb] < rc)) {
-          char them[48];
+          char them[KBD_CPU_WHO_CAP];
           kbd_cpu_who(cta->G, (int)who, them, sizeof them);
           kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                         "tcgen05.mma writes Tensor Memory lane %u, column %zu, which %s read (tcgen05.ld) %s: the MMA "
@@ -1213,7 +1213,7 @@ static inline void kbd_cpu_umma_complete(kbd_cpu_warp *w, KBD_SITE_PARAMS) {
                           "wrote in this CTA (start the accumulation with accumulate = 0)",
                           x / KBD_TMEM_COLS, x % KBD_TMEM_COLS);
           if (who != me && T->tm_clk[x] > w->clk[who]) {
-            char them[48];
+            char them[KBD_CPU_WHO_CAP];
             kbd_cpu_fault(KBD_ERR_RACE, u->file, u->line,
                           "tcgen05.mma accumulates onto Tensor Memory lane %zu, column %zu, which %s wrote "
                           "(tcgen05.st) with nothing ordering it before this MMA (tcgen05.wait::st, "
@@ -1346,7 +1346,7 @@ static inline void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, in
                       "tcgen05.ld reads Tensor Memory lane %zu, column %zu, which nothing wrote in this CTA",
                       x / KBD_TMEM_COLS, x % KBD_TMEM_COLS);
       if (KBD_UNLIKELY(cta->L->race_check && (who != me || mma))) {
-        char them[48]; /* named only when a fault is reported: this loop runs for every element read */
+        char them[KBD_CPU_WHO_CAP]; /* named only when a fault is reported: this loop runs for every element read */
         const int local = (int)who >= rb && (int)who < rb + KBD_CPU_MAX_WARPS;
         const int unacquired = who != me && c > w->clk[who];
         const int unfenced = local && (who != me ? snap[who - (uint32_t)rb] < c : snap[who - (uint32_t)rb] <= c);
@@ -1367,7 +1367,7 @@ static inline void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, in
       }
       const int pend = kbd_cpu_ts_pending_cell(S, x);
       if (KBD_UNLIKELY(pend && (uint32_t)pend != me + 1)) {
-        char them[48];
+        char them[KBD_CPU_WHO_CAP];
         kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                       "tcgen05.ld of Tensor Memory lane %zu, column %zu, whose tcgen05.st by %s has not completed: "
                       "that warp has executed no tcgen05.wait::st since (kbd_acc_release after kbd_acc_store_async, "
@@ -1402,7 +1402,7 @@ static inline void kbd_cpu_tmem_st_order(kbd_cpu_warp *w, const kbd_cpu_mma_stat
     const int local = (int)rwho >= rb && (int)rwho < rb + KBD_CPU_MAX_WARPS;
     const int unordered = rc > w->clk[rwho], unfenced = local && snap[rwho - (uint32_t)rb] < rc;
     if (KBD_UNLIKELY(unordered || unfenced)) {
-      char them[48];
+      char them[KBD_CPU_WHO_CAP];
       kbd_cpu_who(cta->G, (int)rwho, them, sizeof them);
       kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                     "tcgen05.st over Tensor Memory lane %zu, column %zu, which %s read (tcgen05.ld) %s: the store may "
@@ -1419,7 +1419,7 @@ static inline void kbd_cpu_tmem_st_order(kbd_cpu_warp *w, const kbd_cpu_mma_stat
     const int unacquired = who != me && c > w->clk[who];
     const int unfenced = local && (who != me ? snap[who - (uint32_t)rb] < c : snap[who - (uint32_t)rb] <= c);
     if (KBD_UNLIKELY(unacquired || unfenced)) {
-      char them[48];
+      char them[KBD_CPU_WHO_CAP];
       kbd_cpu_who(cta->G, (int)who, them, sizeof them);
       kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                     "tcgen05.st over Tensor Memory lane %zu, column %zu, which %s %s %s: the two writes are unordered "

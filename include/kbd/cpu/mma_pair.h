@@ -44,8 +44,8 @@ static inline kbd_cpu_cta *kbd_cpu_pair_peer(kbd_cpu_warp *w, const char *what, 
 
 /* ---- Tensor Memory allocation -------------------------------------------------------------------------------- */
 
-static inline int kbd_cpu_pair_alloc_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
-  return snprintf(buf, cap,
+static inline void kbd_cpu_pair_alloc_describe(const kbd_cpu_warp *w, kbd_text *out) {
+  kbd_text_append(out,
                   "the pair's tcgen05.alloc.cta_group::2 of %u columns: a warp of cluster CTA %d (the pair peer) "
                   "must issue it too (one warp in each CTA, collectively)",
                   (unsigned)w->wait_arg, w->cta->rank ^ 1);
@@ -271,7 +271,8 @@ static inline void kbd_hw_tma_load_pair(void *dst, uint32_t line_bytes, uint32_t
   kbd_cpu_cta *even = (w->cta->rank & 1) ? peer : w->cta;
   const int32_t c[5] = {c0, c1, c2, c3, c4};
   const uint32_t bytes = line_bytes * lines;
-  const size_t off = kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c, what, KBD_SITE_ARGS);
+  const size_t off = kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c,
+                                            KBD_CPU_TMA_WHAT("kbd_tma_load_pair"), KBD_SITE_ARGS);
   kbd_cpu_mbar *m = kbd_cpu_peer_mbar(w, even, bar, what, KBD_SITE_ARGS);
   kbd_cpu_copy_issue_to(w->cta, even, w, m, off, bytes, map, kbd_cpu_tma_land, c, what, KBD_SITE_ARGS);
   kbd_cpu_prof_tma(0, bytes);

@@ -107,7 +107,7 @@ static inline void kbd_cpu_ts_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t
           const size_t x = kbd_cpu_tmem_reg(taddr, shape, l, j);
           const uint32_t ln = (uint32_t)(x / KBD_TMEM_COLS), cl = (uint32_t)(x % KBD_TMEM_COLS);
           if (kbd_cpu_ts_a_has(e->lane, e->m, e->col, e->ncols, ln, cl)) {
-            char them[48];
+            char them[KBD_CPU_WHO_CAP];
             kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                           "data race (write after read) on Tensor Memory lane %u, column %u: the tcgen05.mma issued "
                           "at %s:%d reads it as its A operand until the commit of %s, and nothing orders that commit "
@@ -181,7 +181,7 @@ static inline void kbd_cpu_ts_check_d_pending(kbd_cpu_warp *w, const kbd_cpu_mma
   uint32_t ln, cl;
   const int who = kbd_cpu_ts_pending_in(w->cta, S, lane, m, col, (uint32_t)n, &ln, &cl);
   if (KBD_UNLIKELY(who)) {
-    char them[48];
+    char them[KBD_CPU_WHO_CAP];
     kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                   "tcgen05.mma writes its D over Tensor Memory lane %u, column %u, whose tcgen05.st by %s has not "
                   "completed: that warp has executed no tcgen05.wait::st since. A store that an MMA builds on must "
@@ -240,7 +240,7 @@ static inline void kbd_cpu_ts_check_d(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uin
     if (e->col >= c1 || e->col + e->ncols <= col || w->tcseen[e->wi] >= e->cseq ||
         !kbd_cpu_ts_lanes_meet(e->lane, e->m, lane, m))
       continue;
-    char them[48];
+    char them[KBD_CPU_WHO_CAP];
     kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
                   "tcgen05.mma writes its D over Tensor Memory columns %u..%u, which the tcgen05.mma issued at %s:%d "
                   "reads as its A operand, and this warp has not seen that MMA complete: %s committed it, but this "
@@ -257,7 +257,7 @@ static inline void kbd_cpu_ts_check_cell(kbd_cpu_warp *w, kbd_cpu_mma_state *S, 
   kbd_cpu_cta *cta = w->cta;
   const uint32_t c = S->tm_clk[x], who = S->tm_who[x] & 0x7FFFu, mma = S->tm_who[x] & KBD_CPU_TMEM_MMA;
   const size_t ln = x / KBD_TMEM_COLS, cl = x % KBD_TMEM_COLS;
-  char them[48];
+  char them[KBD_CPU_WHO_CAP];
   if (KBD_UNLIKELY(c < cta->sh.base))
     kbd_cpu_fault(KBD_ERR_POISON, KBD_SITE_ARGS,
                   "tcgen05.mma reads its A operand from Tensor Memory lane %zu, column %zu, which nothing wrote in "

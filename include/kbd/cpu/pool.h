@@ -252,6 +252,7 @@ static inline kbd_status kbd_cpu_launch_kernel(const kbd_launch_cfg *cfg, int th
       pthread_join(tid[i], NULL);
   }
   kbd_cpu_prof_end(&L);
+  kbd_cpu_kept_free(&L);
   pthread_mutex_destroy(&L.mu);
   if (!kbd_ok(L.status) && kbd_cpu_env_long("KBD_CPU_QUIET", 0) == 0) {
     fprintf(stderr, "kbd: %s: %s\n", kbd_code_name(L.status.code), L.status.msg);

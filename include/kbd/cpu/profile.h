@@ -57,8 +57,8 @@ typedef struct kbd_profile_site {
 } kbd_profile_site;
 
 typedef struct kbd_profile {
-  char kernel[96];
-  const char *arch; /* "sm_100a" or "sm_90a" */
+  const char *kernel; /* the kernel's name, kept for the life of the process (kbd_msg_keep) */
+  const char *arch;   /* "sm_100a" or "sm_90a" */
   unsigned grid[3];
   int block;                                       /* threads per block */
   int cluster;                                     /* CTAs per cluster */
@@ -361,6 +361,13 @@ static inline const kbd_profile_site *kbd_profile_site_find(const kbd_profile *p
   return NULL;
 }
 
+/* The table names a site by its file name without the directory: a table row, not a diagnostic (diagnostics
+ * give the path as the compiler knows it, to be clickable); the JSON output keeps the full path. */
+static inline const char *kbd_cpu_prof_base(const char *file) {
+  const char *base = strrchr(file, '/');
+  return base ? base + 1 : file;
+}
+
 static inline void kbd_profile_print(const kbd_profile *p, FILE *f) {
   if (!p) return;
   fprintf(f, "kbd profile: kernel %s (%s), grid %u x %u x %u, %d threads, cluster %d\n", p->kernel, p->arch, p->grid[0],
@@ -382,24 +389,25 @@ static inline void kbd_profile_print(const kbd_profile *p, FILE *f) {
   fprintf(f, "%s\n", any ? "" : " none");
   if (p->nsites == 0) return;
   const int top = p->nsites < 20 ? p->nsites : 20;
-  char where[20][160];
-  int width = 18;
-  for (int i = 0; i < top; ++i) { /* file name (no directory):line primitive */
+  int width = 18; /* the column is as wide as its longest site: no site is cut */
+  for (int i = 0; i < top; ++i) {
     const kbd_profile_site *s = &p->sites[i];
-    const char *base = strrchr(s->file, '/');
-    const int n = snprintf(where[i], sizeof where[i], "%s:%d %s", base ? base + 1 : s->file, s->line, s->what);
-    if (n > width) width = n < (int)sizeof where[i] ? n : (int)sizeof where[i] - 1;
+    const int n = snprintf(NULL, 0, "%s:%d %s", kbd_cpu_prof_base(s->file), s->line, s->what);
+    if (n > width) width = n;
   }
   fprintf(f, "  %-*s %-6s %-8s %5s %10s %10s %10s %6s %8s\n", width, "site (worst first)", "space", "op", "B/ln",
           "instr", "cost", "ideal", "ratio", "lines");
   for (int i = 0; i < top; ++i) {
     const kbd_profile_site *s = &p->sites[i];
     const long long cost = kbd_cpu_prof_cost(s);
-    char lines[24] = "-";
+    char lines[sizeof "-9223372036854775808"] = "-";
     if (s->space == KBD_PROFILE_GLOBAL) snprintf(lines, sizeof lines, "%lld", s->lines);
-    fprintf(f, "  %-*s %-6s %-8s %5d %10lld %10lld %10lld %6.2f %8s\n", width, where[i],
+    kbd_text where = KBD_TEXT_INIT;
+    kbd_text_append(&where, "%s:%d %s", kbd_cpu_prof_base(s->file), s->line, s->what);
+    fprintf(f, "  %-*s %-6s %-8s %5d %10lld %10lld %10lld %6.2f %8s\n", width, kbd_text_str(&where),
             s->space == KBD_PROFILE_SHARED ? "shared" : "global", kbd_profile_op_name(s->op), s->bytes_per_lane,
             s->instructions, cost, s->ideal, s->ideal ? (double)cost / (double)s->ideal : 0.0, lines);
+    kbd_text_free(&where);
   }
   if (p->nsites > top) fprintf(f, "  ... and %d more sites\n", p->nsites - top);
   if (p->dropped) fprintf(f, "  (%lld instructions at sites past the table's capacity not listed)\n", p->dropped);
@@ -469,7 +477,7 @@ static inline void kbd_cpu_prof_end(kbd_cpu_launch *L) {
     return;
   }
   *p = M->c;
-  snprintf(p->kernel, sizeof p->kernel, "%s", L->name ? L->name : "?");
+  p->kernel = L->name ? kbd_msg_keep(L->name, strlen(L->name)) : "?";
   p->arch = KBD_CPU_ARCH == 90 ? "sm_90a" : "sm_100a";
   p->grid[0] = L->cfg.grid.x;
   p->grid[1] = L->cfg.grid.y;

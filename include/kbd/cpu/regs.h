@@ -13,14 +13,14 @@
 #include "machine.h"
 
 #if KBD_MODE_CPU
-static inline int kbd_cpu_regs_describe(const kbd_cpu_warp *w, char *buf, size_t cap) {
+static inline void kbd_cpu_regs_describe(const kbd_cpu_warp *w, kbd_text *out) {
   const kbd_cpu_cta *c = w->cta;
-  return snprintf(buf, cap,
+  kbd_text_append(out,
                   "setmaxnreg.inc: %u more registers for this warp (%d -> %d per thread), the CTA's pool holds %d. "
                   "The CTA was launched with %d registers per thread x %d threads = %d; the warpgroups' setmaxnreg "
                   "counts (x 128 threads each) must sum to no more",
-                  (unsigned)w->wait_arg, w->nreg, w->nreg + (int)w->wait_arg / KBD_WARP_SIZE, c->reg_pool,
-                  c->reg_base, c->nwarps * KBD_WARP_SIZE, c->reg_base * c->nwarps * KBD_WARP_SIZE);
+                  (unsigned)w->wait_arg, w->nreg, w->nreg + (int)w->wait_arg / KBD_WARP_SIZE, c->reg_pool, c->reg_base,
+                  c->nwarps * KBD_WARP_SIZE, c->reg_base * c->nwarps * KBD_WARP_SIZE);
 }
 
 static inline void kbd_hw_setmaxnreg(int n, int inc, KBD_SITE_PARAMS) {

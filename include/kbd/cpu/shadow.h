@@ -194,7 +194,9 @@ static inline void kbd_cpu_tcseen_join(uint32_t *dst, const uint32_t *src) {
     if (src[u] > dst[u]) dst[u] = src[u];
 }
 
-/* "warp 3" in a one-CTA group, "warp 3 of cluster CTA 1" in a cluster. */
+/* "warp 3" in a one-CTA group, "warp 3 of cluster CTA 1" in a cluster: numbers only, so a buffer of the longest
+ * such text holds every one. */
+#define KBD_CPU_WHO_CAP sizeof "warp -2147483648 of cluster CTA -2147483648"
 static inline const char *kbd_cpu_who(const kbd_cpu_group *G, int gid, char *buf, size_t cap) {
   if (G->nctas == 1)
     snprintf(buf, cap, "warp %d", gid % KBD_CPU_MAX_WARPS);
@@ -207,19 +209,28 @@ static inline const char *kbd_cpu_who(const kbd_cpu_group *G, int gid, char *buf
 
 /* "dynamic shared memory, byte 96" or "KBD_SHARED array declared at f.c:12, byte 8"; in a cluster, bytes of
  * another CTA than the running warp's say whose. */
-static inline int kbd_cpu_smem_where(const kbd_cpu_cta *cta, size_t off, char *buf, size_t cap) {
-  int n = 0;
+static inline void kbd_cpu_smem_where(const kbd_cpu_cta *cta, size_t off, kbd_text *out) {
   if (cta->G && cta->G->nctas > 1 && (!kbd_cpu_cur || kbd_cpu_cur->cta != cta))
-    n = snprintf(buf, cap, "cluster CTA %d's ", cta->rank);
-  if (n < 0 || (size_t)n >= cap) return n;
-  buf += n, cap -= (size_t)n;
-  if (off < cta->dyn_bytes) return n + snprintf(buf, cap, "dynamic shared memory, byte %zu", off);
+    kbd_text_append(out, "cluster CTA %d's ", cta->rank);
+  if (off < cta->dyn_bytes) {
+    kbd_text_append(out, "dynamic shared memory, byte %zu", off);
+    return;
+  }
   for (int i = 0; i < cta->nstatics; ++i) {
     const kbd_cpu_static *s = &cta->statics[i];
-    if (off >= s->off && off < s->off + s->bytes)
-      return n + snprintf(buf, cap, "shared array declared at %s:%d, byte %zu", s->file, s->line, off - s->off);
+    if (off >= s->off && off < s->off + s->bytes) {
+      kbd_text_append(out, "shared array declared at %s:%d, byte %zu", s->file, s->line, off - s->off);
+      return;
+    }
   }
-  return n + snprintf(buf, cap, "shared-memory byte %zu", off);
+  kbd_text_append(out, "shared-memory byte %zu", off);
+}
+
+/* The same, as a string the launch keeps (for a kbd_cpu_fault argument). */
+static inline const char *kbd_cpu_smem_at(const kbd_cpu_cta *cta, size_t off) {
+  kbd_text t = KBD_TEXT_INIT;
+  kbd_cpu_smem_where(cta, off, &t);
+  return kbd_cpu_keep(cta->L, &t);
 }
 
 /* An element description from the caller: "tile element (r, c)" or "" when the access is not a tile's. */
@@ -231,7 +242,8 @@ static inline kbd_cpu_elem kbd_cpu_no_elem(void) {
   kbd_cpu_elem e = {-1, -1, 1};
   return e;
 }
-/* ", tile element (r, c)" of byte b of an access that starts at byte off. */
+/* ", tile element (r, c)" of byte b of an access that starts at byte off (numbers only, as above). */
+#define KBD_CPU_ELEM_CAP sizeof ", tile element (-9223372036854775808, -9223372036854775808)"
 static inline void kbd_cpu_elem_text(kbd_cpu_elem el, size_t off, size_t b, char *buf, size_t cap) {
   buf[0] = '\0';
   if (el.row >= 0)
@@ -244,8 +256,8 @@ KBD_NORETURN static inline void kbd_cpu_race(const kbd_cpu_cta *cta, kbd_cpu_war
                                              const char *what, int w_is_write, size_t off, int other, int other_write,
                                              uint16_t other_site, kbd_cpu_elem el, size_t el_off, const char *file,
                                              int line) {
-  char where[192], elem[64] = "", me[48], them[48];
-  kbd_cpu_smem_where(cta, off, where, sizeof where);
+  char elem[KBD_CPU_ELEM_CAP] = "", me[KBD_CPU_WHO_CAP], them[KBD_CPU_WHO_CAP];
+  const char *where = kbd_cpu_smem_at(cta, off);
   kbd_cpu_elem_text(el, el_off, off, elem, sizeof elem);
   const kbd_cpu_site o = kbd_cpu_site_of(other_site);
   /* An asynchronous copy's bytes carry its issuer and issue site: the reader lacks the mbarrier wait. */
@@ -270,11 +282,11 @@ KBD_NORETURN static inline void kbd_cpu_shadow_read_fault(kbd_cpu_cta *cta, kbd_
                                                           int line) {
   const kbd_cpu_shadow *sh = &cta->sh;
   const uint32_t me = (uint32_t)w->gid;
-  char where[192], elem[64];
+  char elem[KBD_CPU_ELEM_CAP];
   for (size_t b = off; b < off + n; ++b) {
     const uint32_t c = sh->wclk[b], info = sh->winfo[b], x = info & KBD_CPU_SH_WARP;
-    kbd_cpu_smem_where(cta, b, where, sizeof where);
     kbd_cpu_elem_text(el, off, b, elem, sizeof elem);
+    const char *where = c < sh->base || (info & KBD_CPU_SH_PENDING) ? kbd_cpu_smem_at(cta, b) : "";
     if (c < sh->base)
       kbd_cpu_fault(KBD_ERR_POISON, file, line,
                     "%s reads never-written shared memory (%s%s); likely cause: the write that should fill these "
@@ -461,8 +473,8 @@ static inline void kbd_cpu_shadow_async_read(kbd_cpu_warp *w, size_t off, size_t
     if (info & KBD_CPU_SH_ASYNC) continue;
     const kbd_cpu_warp *xw = &cta->G->ctas[x / KBD_CPU_MAX_WARPS]->warps[x % KBD_CPU_MAX_WARPS];
     if (sh->wclk[b] > xw->fence_clk) {
-      char where[192], who[48];
-      kbd_cpu_smem_where(cta, b, where, sizeof where);
+      char who[KBD_CPU_WHO_CAP];
+      const char *where = kbd_cpu_smem_at(cta, b);
       const kbd_cpu_site s = kbd_cpu_site_of(sh->wsite[b]);
       kbd_cpu_fault(KBD_ERR_RACE, file, line,
                     "%s reads %s through the async proxy, but %s wrote it with generic stores at %s:%d and has "

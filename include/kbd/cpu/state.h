@@ -24,6 +24,7 @@
 #include "../grid.h"
 #include "../status.h"
 #include "../tensormap.h"
+#include "../text.h"
 #include "fiber.h"
 
 #define KBD_CPU_MAX_WARPS (KBD_MAX_BLOCK_THREADS / KBD_WARP_SIZE)
@@ -55,8 +56,8 @@ struct kbd_cpu_group;
 struct kbd_cpu_launch;
 struct kbd_cpu_warp;
 
-/* Writes "<object, state>" of a wait object for a report; returns the length. */
-typedef int (*kbd_cpu_wait_describe)(const struct kbd_cpu_warp *w, char *buf, size_t cap);
+/* Appends "<object, state>" of a wait object to a report. */
+typedef void (*kbd_cpu_wait_describe)(const struct kbd_cpu_warp *w, kbd_text *out);
 
 typedef struct kbd_cpu_warp {
   kbd_fiber fiber;
@@ -307,7 +308,44 @@ typedef struct kbd_cpu_launch {
   unsigned long trace_seq;         /* events logged so far */
   /* profile */
   void *prof; /* the merged per-launch profile while the launch runs, NULL when off (kbd/cpu/profile.h) */
+  /* message pieces kept until the launch ends (kbd_cpu_keep) */
+  struct kbd_cpu_kept *kept;
 } kbd_cpu_launch;
+
+/* A fault's message is built from pieces that name places ("shared array declared at FILE:LINE"), each as long
+ * as its path; kbd_cpu_fault never returns to the code that built them, so the launch owns them and frees them
+ * when it ends. Only fault and report paths keep anything. */
+typedef struct kbd_cpu_kept {
+  struct kbd_cpu_kept *next;
+  char *s;
+} kbd_cpu_kept;
+
+/* The text's string, kept by launch L; t is left empty. */
+static inline const char *kbd_cpu_keep(kbd_cpu_launch *L, kbd_text *t) {
+  if (!t->s) return "";
+  kbd_cpu_kept *k = (kbd_cpu_kept *)malloc(sizeof *k);
+  if (!k) {
+    kbd_text_free(t);
+    return "(a description lost: out of memory)";
+  }
+  k->s = t->s;
+  t->s = NULL;
+  kbd_text_free(t);
+  pthread_mutex_lock(&L->mu);
+  k->next = L->kept;
+  L->kept = k;
+  pthread_mutex_unlock(&L->mu);
+  return k->s;
+}
+
+static inline void kbd_cpu_kept_free(kbd_cpu_launch *L) {
+  for (kbd_cpu_kept *k = L->kept, *next; k; k = next) {
+    next = k->next;
+    free(k->s);
+    free(k);
+  }
+  L->kept = NULL;
+}
 
 /* The warp whose fiber is running on this host thread. Weak: one instance for the whole program, no
  * matter how many translation units include kbd (a `static` would be one copy per TU). */

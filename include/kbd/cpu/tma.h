@@ -227,13 +227,13 @@ static inline void kbd_cpu_tma_land(kbd_cpu_cta *cta, const kbd_cpu_copy *c) {
 
 /* The checks of a tensor load (plain or multicast) at its issue: one issuing thread, the map against the tile, a
  * 128-byte aligned destination in one shared allocation of this CTA, the source box in kbd_malloc memory.
- * Returns the destination's shared offset. */
+ * Returns the destination's shared offset. `what` is KBD_CPU_TMA_WHAT("name"): the name and its two roles as
+ * literals, so an issue builds no string. */
+#define KBD_CPU_TMA_WHAT(name) name, name " destination", name " source"
 static inline size_t kbd_cpu_tma_load_check(kbd_cpu_warp *w, const void *dst, uint32_t line_bytes, uint32_t lines,
                                             int swizzle, const kbd_tensor_map *map, int rank, const int32_t *c,
-                                            const char *what, KBD_SITE_PARAMS) {
-  char dst_what[64], src_what[64];
-  snprintf(dst_what, sizeof dst_what, "%s destination", what);
-  snprintf(src_what, sizeof src_what, "%s source", what);
+                                            const char *what, const char *dst_what, const char *src_what,
+                                            KBD_SITE_PARAMS) {
   kbd_cpu_mbar_single(w, what, KBD_SITE_ARGS);
   const kbd_tensor_map_desc *d = kbd_cpu_tma_map(map, line_bytes, lines, swizzle, rank, what, KBD_SITE_ARGS);
   const size_t off = kbd_cpu_check_smem(dst, line_bytes * lines, KBD_SITE_ARGS, dst_what);
@@ -254,8 +254,8 @@ static inline void kbd_hw_tma_load(void *dst, uint32_t line_bytes, uint32_t line
   kbd_cpu_warp *w = kbd_cpu_self();
   const int32_t c[5] = {c0, c1, c2, c3, c4};
   const uint32_t bytes = line_bytes * lines;
-  const size_t off =
-      kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c, "kbd_tma_load", KBD_SITE_ARGS);
+  const size_t off = kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c,
+                                            KBD_CPU_TMA_WHAT("kbd_tma_load"), KBD_SITE_ARGS);
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_tma_load", KBD_SITE_ARGS);
   kbd_cpu_copy_issue(w, m, off, bytes, map, kbd_cpu_tma_land, c, "kbd_tma_load", KBD_SITE_ARGS);
   kbd_cpu_prof_tma(0, bytes); /* the whole box, as the mbarrier is credited (docs/profiling.md) */

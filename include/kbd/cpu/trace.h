@@ -16,8 +16,8 @@
  * memory), `yield` (a scheduling point where it stays ready, e.g. right after completing a barrier),
  * `exit`, `fault`, and the completions that release waiting warps: `completes bar ...` by the arriving warp,
  * `mbarrier ... phase n complete` (by an arrival or a transaction's bytes) and `cluster barrier phase n
- * complete` (kbd/cpu/cluster.h; the arrival that completes it may come from another CTA of the cluster). A warp's own sequence of
- * stops is its program's; the interleaving between warps is the schedule (KBD_CPU_SEED).
+ * complete` (kbd/cpu/cluster.h; the arrival that completes it may come from another CTA of the cluster). A warp's own
+ * sequence of stops is its program's; the interleaving between warps is the schedule (KBD_CPU_SEED).
  *
  * Cost when off: the launch reads the variable once; each scheduling point compares its block with the
  * traced one (one predictable branch).
@@ -68,10 +68,10 @@ static inline void kbd_cpu_trace_setup(kbd_cpu_launch *L) {
 
 /* One event line of the running block (only the traced block's host thread logs, one line at a time). */
 KBD_PRINTF(2, 3) static inline void kbd_cpu_trace_emit(kbd_cpu_cta *cta, const char *fmt, ...) {
-  char text[1024];
+  kbd_text text = KBD_TEXT_INIT;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
+  kbd_text_vappend(&text, fmt, ap);
   va_end(ap);
   kbd_cpu_trace_out *o = &kbd_cpu_trace_log;
   pthread_mutex_lock(&o->mu);
@@ -84,12 +84,15 @@ KBD_PRINTF(2, 3) static inline void kbd_cpu_trace_emit(kbd_cpu_cta *cta, const c
   }
   FILE *f = o->f ? o->f : stderr;
   fprintf(f, "kbd-trace %s block (%u,%u,%u) #%lu: %s\n", cta->L->name, cta->bx, cta->by, cta->bz, cta->L->trace_seq++,
-          text);
+          kbd_text_str(&text));
   fflush(f); /* a crash or an abort must not lose the events that led to it */
   pthread_mutex_unlock(&o->mu);
+  kbd_text_free(&text);
 }
 
-/* " a b c": the warps of a mask. */
+/* " a b c": the warps of a mask; room for all 32. */
+#define KBD_CPU_WARP_LIST_CAP                                                                                          \
+  sizeof " 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31"
 static inline const char *kbd_cpu_trace_warps(uint32_t mask, char *buf, size_t cap) {
   size_t n = 0;
   buf[0] = '\0';
@@ -114,9 +117,14 @@ static inline void kbd_cpu_trace_stop(kbd_cpu_warp *w) {
     kbd_cpu_trace_emit(cta, "warp %d stop bar.sync %d (%d of %d threads) at %s:%d", w->id, w->wait_bar, b->arrived,
                        b->expected, w->wait_file, w->wait_line);
   } else if (w->state == KBD_CPU_W_BLOCKED && w->wait_kind == KBD_CPU_WAIT_OBJ) {
-    char what[512] = "a wait object";
-    if (w->wait_desc) w->wait_desc(w, what, sizeof what);
-    kbd_cpu_trace_emit(cta, "warp %d stop wait for %s at %s:%d", w->id, what, w->wait_file, w->wait_line);
+    kbd_text what = KBD_TEXT_INIT;
+    if (w->wait_desc)
+      w->wait_desc(w, &what);
+    else
+      kbd_text_puts(&what, "a wait object");
+    kbd_cpu_trace_emit(cta, "warp %d stop wait for %s at %s:%d", w->id, kbd_text_str(&what), w->wait_file,
+                       w->wait_line);
+    kbd_text_free(&what);
   } else if (w->spinning) {
     kbd_cpu_trace_emit(cta, "warp %d stop poll at %s:%d", w->id, w->wait_file, w->wait_line);
   } else {
@@ -127,18 +135,20 @@ static inline void kbd_cpu_trace_stop(kbd_cpu_warp *w) {
 /* A named barrier instance completes at the running warp's arrival (wait.h), before it releases `waiters`. */
 static inline void kbd_cpu_trace_bar_done(kbd_cpu_warp *w, int id, int threads, uint32_t waiters, const char *file,
                                           int line) {
-  char ws[160];
+  char ws[KBD_CPU_WARP_LIST_CAP];
   kbd_cpu_trace_emit(w->cta, "warp %d completes bar %d (%d threads) at %s:%d, releases warps%s", w->id, id, threads,
                      file, line, kbd_cpu_trace_warps(waiters, ws, sizeof ws));
 }
 
 /* An mbarrier phase completes (mbar.h), before its waiters are woken; the running warp caused it. */
 static inline void kbd_cpu_trace_mbar_done(kbd_cpu_cta *cta, size_t off, uint32_t phase, uint32_t waiters) {
-  char ws[160], where[192];
-  kbd_cpu_smem_where(cta, off, where, sizeof where);
+  char ws[KBD_CPU_WARP_LIST_CAP];
+  kbd_text where = KBD_TEXT_INIT;
+  kbd_cpu_smem_where(cta, off, &where);
   kbd_cpu_trace_emit(cta, "warp %d: mbarrier at %s phase %u (parity %u) complete, wakes warps%s",
-                     kbd_cpu_cur ? kbd_cpu_cur->id : -1, where, phase, phase & 1u,
+                     kbd_cpu_cur ? kbd_cpu_cur->id : -1, kbd_text_str(&where), phase, phase & 1u,
                      kbd_cpu_trace_warps(waiters, ws, sizeof ws));
+  kbd_text_free(&where);
 }
 
 /* The one-line hooks of wait.h and mbar.h. */

@@ -90,10 +90,10 @@ static inline void kbd_cpu_note_progress(void) {
  * the barrier was meant to order. Reported as its own misuse, at the arrival or at the exit, whichever
  * comes second, so the report does not depend on the schedule. */
 KBD_NORETURN static inline void kbd_cpu_bar_after_exit(kbd_cpu_cta *cta, int id, const char *file, int line) {
-  char ex[160] = "";
-  size_t n = 0;
-  for (int i = 0; i < cta->nwarps && n < sizeof ex; ++i)
-    if (cta->warps[i].state == KBD_CPU_W_DONE) n += (size_t)snprintf(ex + n, sizeof ex - n, " %d", i);
+  kbd_text t = KBD_TEXT_INIT;
+  for (int i = 0; i < cta->nwarps; ++i)
+    if (cta->warps[i].state == KBD_CPU_W_DONE) kbd_text_append(&t, " %d", i);
+  const char *ex = kbd_cpu_keep(cta->L, &t);
   kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
                 "whole-block barrier %d is reached while warp(s)%s have exited: the GPU completes it without the "
                 "exited threads (PTX counts only threads that have not exited), so they skip what it orders. Keep "
@@ -202,12 +202,11 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
 
 /* A phase of the cluster barrier while warps of the cluster have exited: see the top of this file. */
 KBD_NORETURN static inline void kbd_cpu_cluster_after_exit(kbd_cpu_group *G, const char *file, int line) {
-  char ex[256] = "";
-  size_t n = 0;
+  kbd_text t = KBD_TEXT_INIT;
   for (int s = 0; s < G->nctas; ++s)
-    for (int i = 0; i < G->ctas[s]->nwarps && n < sizeof ex; ++i)
-      if (G->ctas[s]->warps[i].state == KBD_CPU_W_DONE)
-        n += (size_t)snprintf(ex + n, sizeof ex - n, " %d(CTA %d)", i, s);
+    for (int i = 0; i < G->ctas[s]->nwarps; ++i)
+      if (G->ctas[s]->warps[i].state == KBD_CPU_W_DONE) kbd_text_append(&t, " %d(CTA %d)", i, s);
+  const char *ex = kbd_cpu_keep(G->ctas[0]->L, &t);
   kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
                 "the cluster barrier is reached while warp(s)%s have exited: the GPU completes it without the exited "
                 "threads (PTX exit releases a cluster barrier held up only by exited threads), so they skipped what "
@@ -243,8 +242,8 @@ static inline void kbd_cpu_cluster_exit_check(kbd_cpu_cta *cta) {
     for (int i = 0; i < cta->nwarps && !ordered; ++i)
       ordered = cta->warps[i].clk[who] >= c;
     if (!ordered) {
-      char where[192], them[48];
-      kbd_cpu_smem_where(cta, b, where, sizeof where);
+      char them[KBD_CPU_WHO_CAP];
+      const char *where = kbd_cpu_smem_at(cta, b);
       const kbd_cpu_site s = kbd_cpu_site_of(site);
       kbd_cpu_fault(KBD_ERR_RACE, s.file, s.line,
                     "cluster CTA %d exits while nothing orders this access by %s to its %s before the exit: on the "

@@ -42,9 +42,13 @@ static kbd_status kbd_cuda_launch_cluster(void (*kernel)(P), const kbd_launch_cf
   attr[0].val.clusterDim.z = c.z;
   lc.attrs = attr;
   lc.numAttrs = 1;
-  char what[160];
-  snprintf(what, sizeof what, "launch of %s as clusters of (%u, %u, %u)", name, c.x, c.y, c.z);
-  return kbd_cuda_status(cudaLaunchKernelEx(&lc, kernel, params), what);
+  const cudaError_t e = cudaLaunchKernelEx(&lc, kernel, params);
+  if (e == cudaSuccess) return kbd_status_ok();
+  kbd_text what = KBD_TEXT_INIT;
+  kbd_text_append(&what, "launch of %s as clusters of (%u, %u, %u)", name, c.x, c.y, c.z);
+  const kbd_status s = kbd_cuda_status(e, kbd_text_str(&what));
+  kbd_text_free(&what);
+  return s;
 }
 
 /* __launch_bounds__(threads, 1): with a minimum of one block per SM ptxas fixes the register count at entry

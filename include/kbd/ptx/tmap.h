@@ -49,31 +49,29 @@ typedef CUresult(CUDAAPI *kbd_ptx_error_name_fn)(CUresult, const char **);
 static inline void *kbd_ptx_driver_fn(const char *name, unsigned version, kbd_status *st, KBD_SITE_PARAMS) {
   void *fn = NULL;
   enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSuccess;
-  char what[256];
-  snprintf(what, sizeof what, "%s:%d: kbd_tensor_map_encode: cudaGetDriverEntryPointByVersion(\"%s\", %u)",
-           KBD_SITE_ARGS, name, version);
+  kbd_text what = KBD_TEXT_INIT;
+  kbd_text_append(&what, "%s:%d: kbd_tensor_map_encode: cudaGetDriverEntryPointByVersion(\"%s\", %u)", KBD_SITE_ARGS,
+                  name, version);
   cudaError_t e = cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &q);
   if (e != cudaSuccess) {
-    *st = kbd_cuda_status_(e, what);
-    return NULL;
-  }
-  if (q != cudaDriverEntryPointSuccess || !fn) {
-    *st = kbd_status_make(KBD_ERR_CUDA, "%s: %s", what,
+    *st = kbd_cuda_status_(e, kbd_text_str(&what));
+    fn = NULL;
+  } else if (q != cudaDriverEntryPointSuccess || !fn) {
+    *st = kbd_status_make(KBD_ERR_CUDA, "%s: %s", kbd_text_str(&what),
                           q == cudaDriverEntryPointVersionNotSufficent
                               ? "the installed driver is older than this ABI version"
                               : "the installed driver has no such symbol");
-    return NULL;
+    fn = NULL;
   }
+  kbd_text_free(&what);
   return fn;
 }
 
 static inline kbd_status kbd_hw_tensor_map_encode(kbd_tensor_map *out, const kbd_tensor_map_desc *d, KBD_SITE_PARAMS) {
-  char what[160];
   /* The entry-point query and the encode act on the current context: cudaFree(NULL) initialises the runtime
    * and makes the device's primary context current (a no-op once it is), and reports a missing device. */
-  snprintf(what, sizeof what, "%s:%d: kbd_tensor_map_encode: initialising the CUDA runtime", KBD_SITE_ARGS);
-  kbd_status st = kbd_cuda_status_(cudaFree(NULL), what);
-  if (!kbd_ok(st)) return st;
+  kbd_status st = kbd_cuda_status_(cudaFree(NULL), "kbd_tensor_map_encode: initialising the CUDA runtime");
+  if (!kbd_ok(st)) return kbd_status_make(st.code, "%s:%d: %s", KBD_SITE_ARGS, st.msg);
   void *p = kbd_ptx_driver_fn("cuTensorMapEncodeTiled", 12000, &st, KBD_SITE_ARGS);
   if (!p) return st;
   kbd_ptx_encode_tiled_fn encode;
