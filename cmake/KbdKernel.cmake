@@ -83,7 +83,31 @@ function(kbd_add_program name)
       set_target_properties(${t} PROPERTIES CUDA_ARCHITECTURES OFF CUDA_STANDARD ${KBD_CUDA_STANDARD}
                                             CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF)
       list(APPEND made ${t})
+      kbd_register_gpu_program(${t} ${arch} ${name})
     endforeach()
   endif()
   set(KBD_PROGRAMS_${name} ${made} PARENT_SCOPE)
+endfunction()
+
+# kbd_register_gpu_program(<target> <arch> <program name>) - a GPU program of this build, for the GPU check's plan
+# (tools/gpu-check.sh reads <build>/kbd-gpu-programs.txt, written by kbd_write_gpu_programs: one line per program,
+# tab-separated: arch, target, program name, source directory relative to the project, executable). kbd_add_program
+# registers its programs; a GPU executable made with add_executable registers itself (tests/types, tests/tma).
+function(kbd_register_gpu_program target arch name)
+  set_property(GLOBAL APPEND PROPERTY KBD_GPU_PROGRAM_ENTRIES "${target}|${arch}|${name}")
+endfunction()
+
+function(kbd_write_gpu_programs file)
+  get_property(entries GLOBAL PROPERTY KBD_GPU_PROGRAM_ENTRIES)
+  set(lines "")
+  foreach(e IN LISTS entries)
+    string(REPLACE "|" ";" f "${e}")
+    list(GET f 0 t)
+    list(GET f 1 arch)
+    list(GET f 2 name)
+    get_target_property(dir ${t} SOURCE_DIR)
+    file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${dir})
+    string(APPEND lines "${arch}\t${t}\t${name}\t${rel}\t$<TARGET_FILE:${t}>\n")
+  endforeach()
+  file(GENERATE OUTPUT ${file} CONTENT "${lines}")
 endfunction()

@@ -93,7 +93,8 @@ kbd_cudnn_frontend() {
   for f in "$cuda"/lib64/libcudnn.so* "$cuda"/targets/*/lib/libcudnn.so* /usr/lib/*/libcudnn.so*; do
     [ -e "$f" ] && have=1
   done
-  [ "$have" = 1 ] || return 0
+  # KBD_CUDNN_FRONTEND_FORCE=1 (tools/gpu-check.sh --prepare): fetch them for another machine, which has cuDNN
+  [ "$have" = 1 ] || [ "${KBD_CUDNN_FRONTEND_FORCE:-0}" = 1 ] || return 0
   if [ ! -f "$dir/include/cudnn_frontend.h" ] && command -v python3 >/dev/null 2>&1; then
     local logs; logs=$(kbd__logs)
     mkdir -p "$dir/wheel"
