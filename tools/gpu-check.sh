@@ -350,6 +350,10 @@ for arch in $archs; do
   fi
   if make_plan "$arch" "$b" >"$logs/plan-sm$arch.txt"; then planned=OK; else planned=FAIL; build_ok=0; fi
   cat "$logs/plan-sm$arch.txt" >>"$plan"
+  pf="$logs/plan-sm$arch.txt"
+  echo "gpu-check: plan sm_$arch: $(grep -c '^correctness' "$pf") gpu tests, $(grep -c '^program' "$pf") GPU programs," \
+    "$(grep -c '^sanitize' "$pf") sanitizer runs x 3 tools, $(grep -c '^bench' "$pf") benchmarks + PyTorch's, 3 profiles" \
+    "$(grep -q UNPLANNED "$pf" && echo "- UNPLANNED: $(grep -c UNPLANNED "$pf")")"
   record build "plan sm_$arch" $planned 0 "$(grep -c . "$logs/plan-sm$arch.txt") items$([ $planned = FAIL ] && echo "; $(grep UNPLANNED "$logs/plan-sm$arch.txt" | head -3 | tr '\n' ' ')")"
   [ "$plan_only" = 1 ] && continue
   # What to build: every GPU program of this arch, the CPU twins the GPU tests compare against, the test tools.
@@ -360,6 +364,8 @@ for arch in $archs; do
     targets+=("$tgt")
     grep -qx "${name}_cpu" <<<"$known" && targets+=("${name}_cpu")
   done <"$b/kbd-gpu-programs.txt"
+  # the profile stage's sm_90a twin of the GEMM (gemm_cpu emulates sm_100a)
+  grep -qx gemm90_cpu <<<"$known" && targets+=(gemm90_cpu)
   keep=(-k 0)
   [ ${#generator[@]} -eq 0 ] && keep=(-k)
   echo "gpu-check: building ${#targets[@]} targets for sm_$arch with $jobs jobs"
@@ -389,17 +395,21 @@ prog() { # NAME: the built executable of program NAME for this arch
 
 # ---- correctness: every gpu-labelled test (examples with their full checks, odd shapes, device tests) ----------
 if stage_begin correctness 120 "Correctness (ctest -L gpu)"; then
-  ctest --test-dir "$b" -L gpu -j4 --timeout 240 >"$logs/correctness.log" 2>&1
+  # the rehearsal starts every arch's tests (each SKIPs without a device); a GPU run has one arch
+  for carch in $([ "$rehearse" = 1 ] && echo "$archs" || echo "$arch"); do
+  ctest --test-dir "$work/sm$carch" -L gpu -j4 --timeout 240 --output-on-failure >"$logs/correctness-sm$carch.log" 2>&1
   while read -r name res secs; do
     case "$res" in
     Passed) st=OK ;; Skipped) st=SKIP ;; Timeout) st=HANG ;; *) st=FAIL ;;
     esac
     detail=""
     [ "$st" = OK ] || detail=$(awk -v n="$name" '$0 ~ "Test *#[0-9]+: " n " " {on = 1; next} on && /Test *#[0-9]+: / {exit} on' \
-      "$logs/correctness.log" | grep -v '^$' | grep -iE 'error|fail|mismatch|skip|wrong|no ' | head -3 | cut -c1-300)
+      "$logs/correctness-sm$carch.log" | grep -v '^$' | grep -iE 'error|fail|mismatch|skip|wrong|no ' | head -3 | cut -c1-300)
     [ "$st" = HANG ] && detail="no exit within 240 s (hang); $detail"
-    record correctness "$name" "$st" "${secs%.*}" "$detail"
-  done < <(sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) \.*[ *]*\([A-Za-z]*\)[^0-9]*\([0-9.]*\) sec.*/\1 \2 \3/p' "$logs/correctness.log")
+    [ "$st" = SKIP ] && detail="exit 77${detail:+: $detail}"
+    record correctness "$name$([ "$rehearse" = 1 ] && echo " (sm_$carch)")" "$st" "${secs%.*}" "$detail"
+  done < <(sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) \.*[ *]*\([A-Za-z]*\)[^0-9]*\([0-9.]*\) sec.*/\1 \2 \3/p' "$logs/correctness-sm$carch.log")
+  done
   [ "$rehearse" = 1 ] && echo "(rehearsal: without a device every test reports SKIP)" >>"$summary"
   stage_end
 fi
@@ -486,9 +496,12 @@ if stage_begin profile 90 "KBD_CPU_PROFILE's prediction beside Nsight Compute's 
     record profile ncu SKIP 0 "python3 is needed to compare the profiles"
   else
     metrics=$(python3 "$root/tools/gpu-check/profile_compare.py" metrics)
-    for name in transpose transpose_noswz gemm; do
-      cpu="$b/examples/${name}_cpu"
-      [ -x "$cpu" ] || { record profile "$name" SKIP 0 "${name}_cpu was not built"; continue; }
+    # program, its kernel's name in the profile, the CPU twin (gemm: the emulation of this arch's kernel text)
+    for row in "transpose tr_transpose transpose" "transpose_noswz tr_transpose transpose_noswz" \
+      "gemm gemm_kernel $([ "$arch" = 90a ] && echo gemm90 || echo gemm)"; do
+      read -r name kernel twin <<<"$row"
+      cpu="$b/examples/${twin}_cpu"
+      [ -x "$cpu" ] || { record profile "$name" SKIP 0 "${twin}_cpu was not built"; continue; }
       args=""; [ $name = gemm ] && args="512 512 512"
       # shellcheck disable=SC2086
       rm -f "$work/prof-$name.json"
@@ -496,10 +509,10 @@ if stage_begin profile 90 "KBD_CPU_PROFILE's prediction beside Nsight Compute's 
       run_prog profile "$name (CPU profile)" 120 "$logs/prof-$name-cpu.log" env KBD_CPU_PROFILE_JSON="$work/prof-$name.json" "$cpu" $args
       rm -f "$work/prof-$name.csv"
       # shellcheck disable=SC2086
-      run_prog profile "$name (ncu)" 180 "$logs/prof-$name-ncu.log" "$ncu" --csv --page raw --metrics "$metrics" \
+      run_prog profile "$name (ncu)" 180 "$logs/prof-$name-ncu.log" "$ncu" --csv --page raw --print-units base --metrics "$metrics" \
         --log-file "$work/prof-$name.csv" "$(prog $name)" $args &&
         run_prog profile "$name (compare)" 60 "$logs/prof-$name-compare.log" python3 "$root/tools/gpu-check/profile_compare.py" \
-          compare --kbd "$work/prof-$name.json" --ncu "$work/prof-$name.csv" --kernel "$name" &&
+          compare --kbd "$work/prof-$name.json" --ncu "$work/prof-$name.csv" --kernel "$kernel" &&
         record_figures profile "$name" "$logs/prof-$name-compare.log"
     done
   fi

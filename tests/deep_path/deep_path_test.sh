@@ -126,9 +126,11 @@ fi
 # ---- 3. build the subset, warnings as errors -------------------------------------------------------------
 # The deadlock-report tests, the MMA-warp test (its lapped-phase hint names FILE:LINE) and the tools' tests:
 # each test's program is the target of its name, but layout_bad_input, which runs kbd-layout.
-test_programs=(machine_deadlock machine_waits machine_mbarrier test_crossblock tma_pipeline_rings mma_warp_sm100
-               layout_pictures)
-tests=("${test_programs[@]}" layout_bad_input)
+test_programs=(machine_deadlock machine_waits machine_mbarrier machine_messages test_crossblock tma_pipeline_rings
+               mma_warp_sm100 layout_pictures)
+# and tests that build nothing: a compile-fail test and its positive control (cmake/KbdExpectCompileFail.cmake
+# splits its flags like a shell: the space in the path must stay inside one argument)
+tests=("${test_programs[@]}" layout_bad_input scope_reject_control_c11 scope_reject_1_c11)
 programs=(tma_pipeline_cpu)
 [ -n "$nvcc" ] && programs+=(tma_pipeline_sm90a tma_pipeline_sm100a)
 targets=("${programs[@]}" kbd-layout "${test_programs[@]}")
