@@ -6,14 +6,18 @@
  *   --f16             f16 tensors (default bf16)          --causal     bottom-right causal mask
  *   --splits N        flash-decoding with N key splits     --decode     pick the splits for 132 SMs
  *   --scale X         softmax scale (default 1/sqrt(head_dim))
- * Exit status 0 when every element is within the tolerance, 1 otherwise, 2 on bad arguments (the message of
- * attn_run's status names the argument), 77 without a device (GPU build).
+ *   --save DIR        after the run, write Q, K, V, O and lse as the kernel saw them (raw little-endian files) and
+ *                     DIR/manifest.txt describing them, for tools/gpu-check/torch_check.py (DIR must exist)
+ * Exit status 0 when every element is within the tolerance, 1 otherwise (or when --save fails), 2 on bad arguments
+ * (the message of attn_run's status names the argument), 77 without a device (GPU build).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/save_tensors.h" /* --save DIR */
 #include "attention.h"
 
 /* Inputs in [-1, 1), a few values per row larger so the row max moves between key blocks. */
@@ -27,11 +31,41 @@ static float round_to(float x, int f16) {
   return f16 ? kbd_f16_to_f32(kbd_f32_to_f16(x)) : kbd_bf16_to_f32(kbd_f32_to_bf16(x));
 }
 
+/* ---- --save DIR: the run's tensors for a second opinion (tools/gpu-check/torch_check.py; the file format is
+ * in save_tensors.h) ---------------------------------------------------------------------------------------------- */
+
+/* The attention's tensors: Q, K, V, O ([batch][heads][seq][head_dim], contiguous) and lse (f32
+ * [batch][heads_q][seq_q]), with the parameters the kernel ran with (scale: the one it used; splits: after --decode's
+ * choice). */
+static int attn_save(const char *dir, const char *mode, const attn_args *a, int decode, const void *q, const void *k,
+                     const void *v, const void *o, const float *lse) {
+  save_ctx s;
+  if (!save_begin(&s, dir)) return 1;
+  const char *dt = a->dtype == ATTN_F16 ? "f16" : "bf16";
+  const long long b = a->batch, hq = a->heads_q, hkv = a->heads_kv, sq = a->seq_q, sk = a->seq_k, d = a->head_dim;
+  fprintf(s.man, "# O = softmax(scale * Q K^T + mask) V per (batch, q head); q head h reads kv head h / (heads_q / "
+                 "heads_kv); causal: query i sees keys j <= i + seq_k - seq_q (bottom-right); a row that sees no key "
+                 "has O = 0, lse = -inf; lse = ln sum exp(scale * q.k) over the visible keys\n");
+  fprintf(s.man, "program=attention\nmode=%s\ndtype=%s\nbatch=%d\nheads_q=%d\nheads_kv=%d\nseq_q=%d\nseq_k=%d\n", mode,
+          dt, a->batch, a->heads_q, a->heads_kv, a->seq_q, a->seq_k);
+  fprintf(s.man, "head_dim=%d\ncausal=%d\ncausal_align=bottom_right\nscale=%.9g\nsplits=%d\ndecode=%d\n", a->head_dim,
+          a->causal != 0, (double)(a->scale > 0.0f ? a->scale : 1.0f / sqrtf((float)a->head_dim)), a->splits, decode);
+  const long long shq[4] = {b, hq, sq, d}, shk[4] = {b, hkv, sk, d}, shl[3] = {b, hq, sq};
+  const long long tq[4] = {hq * sq * d, sq * d, d, 1}, tk[4] = {hkv * sk * d, sk * d, d, 1}, tl[3] = {hq * sq, sq, 1};
+  save_tensor(&s, "q", dt, "contiguous", "batch,heads_q,seq_q,head_dim", q, b * hq * sq * d, 2, 4, shq, tq);
+  save_tensor(&s, "k", dt, "contiguous", "batch,heads_kv,seq_k,head_dim", k, b * hkv * sk * d, 2, 4, shk, tk);
+  save_tensor(&s, "v", dt, "contiguous", "batch,heads_kv,seq_k,head_dim", v, b * hkv * sk * d, 2, 4, shk, tk);
+  save_tensor(&s, "o", dt, "contiguous", "batch,heads_q,seq_q,head_dim", o, b * hq * sq * d, 2, 4, shq, tq);
+  save_tensor(&s, "lse", "f32", "contiguous", "batch,heads_q,seq_q", lse, b * hq * sq, 4, 3, shl, tl);
+  return save_end(&s);
+}
+
 int main(int argc, char **argv) {
   attn_args a;
   memset(&a, 0, sizeof a);
   long long dims[6] = {2, 4, 2, 129, 200, 128};
   int npos = 0, decode = 0, bad = 0;
+  const char *save_dir = NULL;
   a.splits = 1;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--f16"))
@@ -44,6 +78,8 @@ int main(int argc, char **argv) {
       a.splits = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--scale") && i + 1 < argc)
       a.scale = (float)atof(argv[++i]);
+    else if (!strcmp(argv[i], "--save") && i + 1 < argc)
+      save_dir = argv[++i];
     else if (argv[i][0] != '-' && npos < 6)
       dims[npos++] = atoll(argv[i]);
     else
@@ -54,7 +90,9 @@ int main(int argc, char **argv) {
   if (bad) {
     fprintf(stderr,
             "usage: %s [batch heads_q heads_kv seq_q seq_k head_dim] [--f16] [--causal] [--splits N] [--decode] "
-            "[--scale X]\n",
+            "[--scale X] [--save DIR]\n"
+            "--save DIR: write Q, K, V, O and lse as raw little-endian files and DIR/manifest.txt describing them, "
+            "for tools/gpu-check/torch_check.py (DIR must exist)\n",
             argv[0]);
     return 2;
   }
@@ -178,6 +216,7 @@ int main(int argc, char **argv) {
          "(tolerance %.3g), %lld fully masked rows, mismatches = %lld -> %s\n",
          mode, a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_k, d, f16 ? "f16" : "bf16", a.causal ? ", causal" : "",
          a.splits, worst, tol, masked_rows, badn, badn ? "FAIL" : "OK");
+  const int save_failed = save_dir ? attn_save(save_dir, mode, &a, decode, hq, hk, hv, ho, lse) : 0;
   KBD_CHECK(kbd_free(dq));
   KBD_CHECK(kbd_free(dk));
   KBD_CHECK(kbd_free(dv));
@@ -185,5 +224,5 @@ int main(int argc, char **argv) {
   KBD_CHECK(kbd_free(dlse));
   if (work) KBD_CHECK(kbd_free(work));
   free(fq), free(fk), free(fv), free(lse), free(hq), free(hk), free(hv), free(ho), free(srow);
-  return badn ? 1 : 0;
+  return badn || save_failed ? 1 : 0;
 }

@@ -10,14 +10,19 @@
  *   --cluster-n 1|2     CTAs per cluster along N sharing A by multicast (default: 1)
  *   --pair              CTA pairs (sm_100a): 2 CTAs compute each 256 x 256 tile with tcgen05 .cta_group::2 (bf16,
  *                       --b-col, no --a-col; the pair is the cluster)
+ *   --save DIR          after the run, write A, B, C, bias and D as the kernel saw them (raw little-endian files) and
+ *                       DIR/manifest.txt describing them, for tools/gpu-check/torch_check.py (DIR must exist)
  * The GEMM itself is one gemm_run call (gemm_run.c: argument checks, tensor maps, launch).
- * Exit status 0 when every element is within the tolerance, 1 otherwise, 77 without a device (GPU build).
+ * Exit status 0 when every element is within the tolerance, 1 otherwise (or when --save fails), 77 without a device
+ * (GPU build).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/save_tensors.h" /* --save DIR */
 #include "gemm.h"
 
 static long long round_up(long long x, long long m) { return (x + m - 1) / m * m; }
@@ -31,12 +36,41 @@ static float gemm_value(unsigned long long i, unsigned salt) {
 
 static double gelu_ref(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
 
+static const char *act_name(int act) { return act == GEMM_ACT_RELU ? "relu" : act == GEMM_ACT_GELU ? "gelu" : "none"; }
+
+/* ---- --save DIR: the run's tensors for a second opinion (tools/gpu-check/torch_check.py; the file format is
+ * in save_tensors.h) ---------------------------------------------------------------------------------------------- */
+
+/* The GEMM's tensors: A, B (bf16 or e4m3, in their layouts), C (when beta != 0), the bias (f32, when given), D. */
+static int gemm_save(const char *dir, const char *mode, const gemm_args *g, const void *ha, const void *hb,
+                     const void *hc, const float *hbias, const void *hd) {
+  save_ctx s;
+  if (!save_begin(&s, dir)) return 1;
+  const char *in = g->fp8 ? "e4m3" : "bf16", *out = g->d_f32 ? "f32" : "bf16";
+  const int esz = g->fp8 ? 1 : 2, dsz = g->d_f32 ? 4 : 2;
+  fprintf(s.man, "# D = act(alpha * scale_a * scale_b * (A B) + beta * C + bias[column]), A B summed in f32\n");
+  fprintf(s.man, "program=gemm\nmode=%s\nm=%lld\nn=%lld\nk=%lld\n", mode, g->m, g->n, g->k);
+  fprintf(s.man, "alpha=%.9g\nbeta=%.9g\nscale_a=%.9g\nscale_b=%.9g\nbias=%d\nact=%s\n", (double)g->alpha,
+          (double)g->beta, (double)g->scale_a, (double)g->scale_b, g->bias != NULL, act_name(g->act));
+  const long long sa[2] = {g->m, g->k}, sb[2] = {g->k, g->n}, sd[2] = {g->m, g->n}, sn[1] = {g->n}, one[1] = {1};
+  const long long ta[2] = {g->a_col ? 1 : g->lda, g->a_col ? g->lda : 1};
+  const long long tb[2] = {g->b_col ? 1 : g->ldb, g->b_col ? g->ldb : 1};
+  const long long tc[2] = {g->ldc, 1}, td[2] = {g->ldd, 1};
+  save_tensor(&s, "a", in, g->a_col ? "col" : "row", "m,k", ha, (g->a_col ? g->k : g->m) * g->lda, esz, 2, sa, ta);
+  save_tensor(&s, "b", in, g->b_col ? "col" : "row", "k,n", hb, (g->b_col ? g->n : g->k) * g->ldb, esz, 2, sb, tb);
+  if (g->beta != 0.0f) save_tensor(&s, "c", out, "row", "m,n", hc, g->m * g->ldc, dsz, 2, sd, tc);
+  if (g->bias) save_tensor(&s, "bias", "f32", "contiguous", "n", hbias, g->n, 4, 1, sn, one);
+  save_tensor(&s, "d", out, "row", "m,n", hd, g->m * g->ldd, dsz, 2, sd, td);
+  return save_end(&s);
+}
+
 int main(int argc, char **argv) {
   long long m = 300, n = 200, k = 150;
   int a_col = 0, b_col = 0, d_f32 = 0, fp8 = 0, bias = 0, act = GEMM_ACT_NONE, npos = 0, cluster = 0, cluster_n = 0,
       pair = 0;
   long long grid = 0;
   float alpha = 1.0f, beta = 0.0f;
+  const char *save_dir = NULL;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--a-col"))
       a_col = 1;
@@ -60,6 +94,8 @@ int main(int argc, char **argv) {
       cluster_n = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--pair"))
       pair = 1;
+    else if (!strcmp(argv[i], "--save") && i + 1 < argc)
+      save_dir = argv[++i];
     else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
       ++i;
       act = !strcmp(argv[i], "relu") ? GEMM_ACT_RELU : !strcmp(argv[i], "gelu") ? GEMM_ACT_GELU : -1;
@@ -80,11 +116,10 @@ int main(int argc, char **argv) {
       cluster_n > 2 || (fp8 && (a_col || !b_col) && (a_col || b_col))) {
     fprintf(stderr,
             "usage: %s [M N K] [--a-col] [--b-col] [--f32] [--fp8] [--alpha X] [--beta X] [--bias] "
-            "[--act relu|gelu] [--grid G] [--cluster 1|2] [--cluster-n 1|2] [--pair]\n(--fp8 takes row-major A and "
-            "column-major "
-            "B: give no layout "
-            "flag, "
-            "or --b-col)\n",
+            "[--act relu|gelu] [--grid G] [--cluster 1|2] [--cluster-n 1|2] [--pair] [--save DIR]\n"
+            "(--fp8 takes row-major A and column-major B: give no layout flag, or --b-col)\n"
+            "--save DIR: write A, B, C, bias and D as raw little-endian files and DIR/manifest.txt describing them, "
+            "for tools/gpu-check/torch_check.py (DIR must exist)\n",
             argv[0]);
     return 2;
   }
@@ -207,16 +242,14 @@ int main(int argc, char **argv) {
          "%d%s: "
          "worst |err| / sum|terms| %.2e, mismatches = %lld -> %s\n",
          mode, m, n, k, a_col ? "col" : "row", b_col ? "col" : "row", fp8 ? "e4m3" : "bf16",
-         fp8 ? " (scales 0.5, 0.25)" : "", d_f32 ? "f32" : "bf16", alpha, beta, bias ? ", bias" : "",
-         act == GEMM_ACT_RELU   ? "relu"
-         : act == GEMM_ACT_GELU ? "gelu"
-                                : "none",
+         fp8 ? " (scales 0.5, 0.25)" : "", d_f32 ? "f32" : "bf16", alpha, beta, bias ? ", bias" : "", act_name(act),
          grid, cm, cn, pair ? " (CTA pairs)" : "", worst, bad, bad ? "FAILED" : "OK");
+  const int save_failed = save_dir ? gemm_save(save_dir, mode, &g, ha, hb, hc, fbias, hd) : 0;
   KBD_CHECK(kbd_free(da));
   KBD_CHECK(kbd_free(db));
   KBD_CHECK(kbd_free(dc));
   KBD_CHECK(kbd_free(dd));
   KBD_CHECK(kbd_free(dbias));
   free(fa), free(fb), free(fc), free(fbias), free(ha), free(hb), free(hc), free(hd);
-  return bad ? 1 : 0;
+  return bad || save_failed ? 1 : 0;
 }
