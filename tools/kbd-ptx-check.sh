@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # kbd-ptx-check.sh - rungs 1 and 2 of the evidence ladder for one kernel source, without a GPU.
 #
-#   tools/kbd-ptx-check.sh <kernel.cu> <arch, e.g. 90a> <checkfile> [extra nvcc flags...]
+#   tools/kbd-ptx-check.sh [--cuobjdump PATH] <kernel.cu> <arch, e.g. 90a> <checkfile> [extra nvcc flags...]
+#   <prefix>/bin/kbd-ptx-check ...      (the same script, installed with the CMake package)
 #
 # 1. nvcc -ptx and nvcc -cubin -Xptxas -v with the project's flags (-gencode arch=compute_<arch>,code=sm_<arch>
-#    -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -I<repo>/include, then the extra flags; the
+#    -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -I<kbd headers>, then the extra flags; the
 #    -ptx step leaves out -maxrregcount, see below).
 # 2. ptxas must report 0 bytes stack frame, 0 bytes spill stores and 0 bytes spill loads for every function,
 #    and print no warning and no (Cnnnn) advisory. nvcc 13.0 prints the wgmma serialization advisories
@@ -15,9 +16,17 @@
 #    --check-prefixes=SASS,SASS-SM<arch>. Without cuobjdump (or its nvdisasm) this step is skipped with a
 #    NOTE, or fails when KBD_PTX_REQUIRE_SASS=1. Both are on PyPI: nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm.
 #
+# Headers: $KBD_INCLUDE_DIR, else <this script's directory>/../include - the repository's include/ for
+# tools/kbd-ptx-check.sh, the installed headers for <prefix>/bin/kbd-ptx-check.
+#
+# cuobjdump, searched in kbd-inspect's order: --cuobjdump PATH, $KBD_CUOBJDUMP, next to $NVCC, PATH, next to the
+# nvcc in use, /usr/local/cuda/bin, then the PyPI copy tools/run-tests.sh installs under build/*/sass-tools (or
+# build/sass-tools) of the repository; from PATH on, a cuobjdump counts only with nvdisasm beside it (or on PATH,
+# or $NVDISASM_PATH).
+#
 # Environment: NVCC (default: PATH, then /usr/local/cuda/bin/nvcc), KBD_FILECHECK (default: FileCheck or
-# FileCheck-NN on PATH), KBD_CUOBJDUMP (default: PATH, then next to nvcc; nvdisasm is looked for next to
-# it), KBD_PTX_OUT (keep the .ptx, .cubin, .sass and ptxas log there; default: a temporary directory).
+# FileCheck-NN on PATH), KBD_CUOBJDUMP, KBD_INCLUDE_DIR, KBD_PTX_OUT (keep the .ptx, .cubin, .sass and
+# ptxas log there; default: a temporary directory).
 #
 # Exit status, first failure found (every failure is reported): 0 pass; 2 usage, missing tool or compile
 # error; 3 register spills; 4 stack frame without spills (local arrays, calls); 5 compiler/ptxas warning or
@@ -26,14 +35,41 @@
 set -u
 
 me=kbd-ptx-check
+usage="usage: $(basename "$0") [--cuobjdump PATH] <kernel.cu> <arch e.g. 90a> <checkfile> [extra nvcc flags...]"
 die() { echo "$me: ERROR: $*" >&2; exit 2; }
-[ $# -ge 3 ] || die "usage: $0 <kernel.cu> <arch e.g. 90a> <checkfile> [extra nvcc flags...]"
+cuobjdump_arg=
+while [ $# -gt 0 ]; do
+  case $1 in
+  -h | --help)
+    echo "$usage"
+    echo "Compiles the kernel to PTX and a cubin (all warnings errors), fails on register spills, stack frames,"
+    echo "warnings and wgmma serialization, then FileChecks the PTX (CHECK:, SM<arch>:) and the SASS (SASS:)."
+    echo "Exit: 0 pass, 2 usage/compile error, 3 spills, 4 stack frame, 5 warning, 6 PTX, 7 SASS, 77 no FileCheck."
+    exit 0
+    ;;
+  --cuobjdump) [ $# -ge 2 ] || die "--cuobjdump needs a path"; cuobjdump_arg=$2; shift 2 ;;
+  --cuobjdump=*) cuobjdump_arg=${1#--cuobjdump=}; shift ;;
+  *) break ;;
+  esac
+done
+[ $# -ge 3 ] || die "$usage"
 src=$1 arch=$2 check=$3
 shift 3
 [ -f "$src" ] || die "kernel source '$src' not found"
 [ -f "$check" ] || die "check file '$check' not found"
 [[ $arch =~ ^[0-9]+[a-z]?$ ]] || die "arch '$arch' is not like 90a or 100a"
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+[ -z "$cuobjdump_arg" ] || [ -f "$cuobjdump_arg" ] || die "--cuobjdump $cuobjdump_arg: no such file"
+# The repository (tools/..) or the install prefix (bin/..): the headers are in its include/.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+if [ -n "${KBD_INCLUDE_DIR:-}" ]; then
+  [ -f "$KBD_INCLUDE_DIR/kbd/tile.h" ] || die "KBD_INCLUDE_DIR=$KBD_INCLUDE_DIR has no kbd/tile.h"
+  include=$KBD_INCLUDE_DIR
+elif [ -f "$repo/include/kbd/tile.h" ]; then
+  include=$repo/include
+else
+  die "kbd headers not found: no $repo/include/kbd/tile.h (set KBD_INCLUDE_DIR to the directory holding kbd/)"
+fi
 
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 [ -x "$nvcc" ] || die "nvcc not found (set NVCC or put it on PATH)"
@@ -57,7 +93,7 @@ else
 fi
 stem="$out/$(basename "${src%.*}").sm$arch"
 flags=(-gencode "arch=compute_$arch,code=sm_$arch" -Werror all-warnings -Xcompiler "-Wall,-Wextra,-Werror"
-       -I"$repo/include" "$@")
+       -I"$include" "$@")
 echo "$me: $(basename "$src") for sm_$arch (outputs in $out)"
 
 status=0
@@ -66,6 +102,30 @@ fail() { # fail <exit code> <message...>: report, remember the first code
   shift
   echo "$me: FAIL: $*" >&2
   [ "$status" -ne 0 ] || status=$code
+}
+
+# cuobjdump in kbd-inspect's order (see the top); prints its path, or nothing.
+find_cuobjdump() {
+  if [ -n "$cuobjdump_arg" ]; then echo "$cuobjdump_arg"; return; fi
+  if [ -n "${KBD_CUOBJDUMP:-}" ] && [ -f "$KBD_CUOBJDUMP" ]; then echo "$KBD_CUOBJDUMP"; return; fi
+  local c cands=()
+  [ -z "${NVCC:-}" ] || cands+=("$(dirname "$NVCC")/cuobjdump")
+  c=$(command -v cuobjdump) && cands+=("$c")
+  cands+=("$(dirname "$nvcc")/cuobjdump" /usr/local/cuda/bin/cuobjdump)
+  # tools/kbd-deps.sh's kbd_sass_tools installs the PyPI copies under <build dir>/sass-tools.
+  local pip
+  mapfile -t pip < <(shopt -s globstar nullglob; for c in "$repo"/build/*/sass-tools/**/bin/cuobjdump \
+    "$repo"/build/sass-tools/**/bin/cuobjdump; do
+    echo "$c"
+  done | LC_ALL=C sort)
+  cands+=("${pip[@]}")
+  for c in "${cands[@]}"; do
+    if [ -f "$c" ] && [ -x "$c" ] && { [ -e "$(dirname "$c")/nvdisasm" ] || [ -n "${NVDISASM_PATH:-}" ] ||
+      command -v nvdisasm >/dev/null; }; then
+      echo "$c"
+      return
+    fi
+  done
 }
 
 # ---- 1. compile --------------------------------------------------------------------------------------
@@ -137,7 +197,7 @@ fi
 
 # ---- 5. FileCheck on the SASS, when the check file asks for it -----------------------------------------
 if grep -qE 'SASS[A-Za-z0-9_-]*:' "$check"; then
-  cuobjdump=${KBD_CUOBJDUMP:-$(command -v cuobjdump || echo "$(dirname "$nvcc")/cuobjdump")}
+  cuobjdump=$(find_cuobjdump)
   if [ -x "$cuobjdump" ] && ! command -v nvdisasm >/dev/null && [ -z "${NVDISASM_PATH:-}" ] &&
     [ -x "$(dirname "$cuobjdump")/nvdisasm" ]; then
     NVDISASM_PATH=$(dirname "$cuobjdump")
@@ -152,7 +212,8 @@ if grep -qE 'SASS[A-Za-z0-9_-]*:' "$check"; then
       echo "$me: SASS matches $(basename "$check") (SASS,SASS-SM$arch)"
     fi
   else
-    why="cuobjdump not found (set KBD_CUOBJDUMP; pip: nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm)"
+    why="cuobjdump (with nvdisasm) not found (--cuobjdump or KBD_CUOBJDUMP; pip: nvidia-cuda-cuobjdump,"
+    why+=" nvidia-cuda-nvdisasm)"
     [ -x "$cuobjdump" ] && why="$cuobjdump -sass failed: $(head -c 300 "$stem.sass.log" 2>/dev/null)"
     if [ "${KBD_PTX_REQUIRE_SASS:-0}" = 1 ]; then
       fail 7 "SASS checks required (KBD_PTX_REQUIRE_SASS=1) but $why"

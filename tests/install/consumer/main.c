@@ -20,7 +20,16 @@ int main(void) {
       printf("consumer: y[%d] = %g\n", i, (double)hy[i]);
       return 1;
     }
+#ifdef KBD_CPU
+  if (scale_cpu_arch() != KBD_CPU_ARCH) { /* main.c and scale.cu are built with the same definitions */
+    printf("consumer: main.c emulates sm_%da, scale.cu sm_%da\n", KBD_CPU_ARCH, scale_cpu_arch());
+    return 1;
+  }
+  printf("consumer: OK, the CPU machine emulating sm_%da, kernel %s\n", scale_cpu_arch(),
+         scale_cpu_optimized() ? "optimized" : "not optimized");
+#else
   printf("consumer: OK\n");
+#endif
   kbd_free(x);
   kbd_free(y);
   return 0;

@@ -7,3 +7,14 @@ KBD_KERNEL(scale, 128, scale_params) {
   kbd_mul_s(x, x, p.s);
   kbd_store(p.y, x, p.n, start);
 }
+
+#ifdef KBD_CPU
+int scale_cpu_arch(void) { return KBD_CPU_ARCH; }
+int scale_cpu_optimized(void) {
+#ifdef __OPTIMIZE__
+  return 1;
+#else
+  return 0;
+#endif
+}
+#endif
