@@ -15,6 +15,10 @@
  *                                          read and write it with kbd_ld_shared / kbd_st_shared
  *   kbd_mbarrier_arrive_cluster(bar, rank)         one arrival per executing thread on the mbarrier at bar's
  *                                          offset in CTA `rank` (release at cluster scope)
+ *   kbd_mbarrier_arrive_cluster_reads(bar, rank)   the same arrival without the release (no GPU-scope fence): it
+ *                                          hands back a buffer the thread only READ, after waiting for those
+ *                                          reads (kbd_mma_release_mc's stage release); a peer that overwrites a
+ *                                          byte this CTA wrote before it is a race (docs/design/read-release.md)
  *   kbd_tma_load_multicast(tile, &map, &bar, mask, x, y, ...)
  *                                          kbd_tma_load into `tile`'s offset of EVERY CTA whose bit is set in
  *                                          mask (bit r = rank r); each completes the bytes on its own barrier
@@ -61,6 +65,8 @@ KBD_DEV unsigned kbd_cluster_dim_z(void) { return kbd_hw_cluster_dim_z(); }
 
 #define kbd_cluster_map(p, rank) ((__typeof__(p))kbd_hw_cluster_map((p), (unsigned)(rank), KBD_SITE))
 #define kbd_mbarrier_arrive_cluster(bar, rank) kbd_hw_mbar_arrive_cluster((bar), (unsigned)(rank), 1u, KBD_SITE)
+#define kbd_mbarrier_arrive_cluster_reads(bar, rank)                                                                   \
+  kbd_hw_mbar_arrive_cluster_reads((bar), (unsigned)(rank), 1u, KBD_SITE)
 
 /* Per block b of the tile: one multicast box at x + b * box_dims[0] (kbd/tma.h). */
 KBD_DEV void kbd_tma_load_multicast_(char *dst, uint32_t line_bytes, uint32_t lines, int swz, int boxes, uint32_t box0,

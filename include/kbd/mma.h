@@ -311,7 +311,10 @@ KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int
   }
 
 /* wait for all but the newest group; the group before it read the stage `pend` names: one arrive on it, in this
- * CTA (pmask 0) or in every cluster CTA of pmask (the stage was multicast into all of them) */
+ * CTA (pmask 0) or in every cluster CTA of pmask (the stage was multicast into all of them). The remote arrives
+ * release nothing: the consumer only READ the stage, and wait_group has completed those reads before the arrive
+ * issues, so the peer's producer may refill it once it sees the phase - no release.cluster, whose MEMBAR.ALL.GPU
+ * per peer was half of the k-block's non-MMA instructions (docs/design/read-release.md) */
 KBD_DEV uint64_t *kbd__wgmma_release(uint64_t *pend, uint32_t pmask, uint64_t *next, int keep, KBD_SITE_PARAMS) {
   if (keep)
     kbd_hw_wgmma_wait(1, KBD_SITE_ARGS);
@@ -323,7 +326,7 @@ KBD_DEV uint64_t *kbd__wgmma_release(uint64_t *pend, uint32_t pmask, uint64_t *n
         kbd_hw_mbar_arrive(pend, 1u, KBD_SITE_ARGS);
       } else {
         for (unsigned r = 0; r < 16u; ++r)
-          if (pmask >> r & 1u) kbd_hw_mbar_arrive_cluster(pend, r, 1u, KBD_SITE_ARGS);
+          if (pmask >> r & 1u) kbd_hw_mbar_arrive_cluster_reads(pend, r, 1u, KBD_SITE_ARGS);
       }
     }
   }

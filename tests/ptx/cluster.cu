@@ -1,6 +1,7 @@
 /* PTX probe: kbd/cluster.h's calls are their instructions on sm_90a and sm_100a (tests/ptx/cluster.check): the
  * cluster special registers, the cluster barrier (release/relaxed arrive, acquire wait), mapa of a generic
- * address and DSMEM through it, a remote mbarrier arrive, and a multicast TMA load of a two-box tile. */
+ * address and DSMEM through it, a remote mbarrier arrive (releasing, and handing back reads), and a multicast TMA
+ * load of a two-box tile. */
 #include <kbd/tile.h>
 
 typedef KBD_STILE(bf16, 64, 128, KBD_SWIZZLE_128B) ptx_cl_tile;
@@ -18,7 +19,7 @@ KBD_KERNEL(ptx_cluster, 128, ptx_cl_params) {
   const unsigned rank = kbd_cluster_ctarank(), n = kbd_cluster_size();
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
-      kbd_mbarrier_init(&bar[0], n);
+      kbd_mbarrier_init(&bar[0], n + 1); /* this CTA's arrive.expect_tx and the peer's two remote arrives */
       kbd_fence_mbarrier_init();
       kbd_st_shared(&slot[0], rank);
     }
@@ -31,6 +32,7 @@ KBD_KERNEL(ptx_cluster, 128, ptx_cl_params) {
       unsigned *peer = kbd_cluster_map(slot, (rank + 1) % n);
       kbd_st_shared(&peer[1], rank);
       kbd_mbarrier_arrive_cluster(&bar[0], (rank + 1) % n);
+      kbd_mbarrier_arrive_cluster_reads(&bar[0], (rank + 1) % n);
     }
   }
   kbd_mbarrier_wait(&bar[0], 0);

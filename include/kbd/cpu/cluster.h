@@ -47,6 +47,9 @@ static inline void kbd_cpu_cluster_complete(kbd_cpu_group *G) {
   const size_t n = (size_t)kbd_cpu_nclk(G) * sizeof G->cl_clk[0];
   memcpy(G->cl_done, G->cl_clk, n);
   memset(G->cl_clk, 0, n);
+  G->cl_rk_done.any = 0;
+  kbd_cpu_rk_join(&G->cl_rk_done, &G->cl_rk, kbd_cpu_nclk(G));
+  G->cl_rk.any = 0;
   G->cl_arrived = 0;
   G->cl_phase++;
   for (int s = 0; s < G->nctas; ++s) {
@@ -80,6 +83,7 @@ static inline void kbd_hw_cluster_arrive(int release, KBD_SITE_PARAMS) {
       if (G->ctas[s]->warps[i].state == KBD_CPU_W_DONE) kbd_cpu_cluster_after_exit(G, KBD_SITE_ARGS);
   if (release) {
     kbd_cpu_release_into(G->cl_clk, w);
+    kbd_cpu_rk_release(&G->cl_rk, w);
     kbd_cpu_tick(w);
   }
   if (G->cl_arrived == 0) {
@@ -113,6 +117,7 @@ static inline void kbd_hw_cluster_wait(KBD_SITE_PARAMS) {
   }
   /* The phase cannot have completed twice: this warp's arrival is part of the next one. */
   kbd_cpu_acquire(w, G->cl_done);
+  kbd_cpu_rk_acquire(w, &G->cl_rk_done);
   w->cl_arrived = 0;
   w->cl_done_phase = G->cl_phase;
 }
@@ -239,6 +244,28 @@ static inline void kbd_hw_mbar_arrive_cluster(uint64_t *bar, unsigned rank, uint
   kbd_cpu_cta *peer = kbd_cpu_cluster_cta(w, rank, "kbd_mbarrier_arrive_cluster", KBD_SITE_ARGS);
   kbd_cpu_mbar *m = kbd_cpu_peer_mbar(w, peer, bar, "kbd_mbarrier_arrive_cluster", KBD_SITE_ARGS);
   kbd_cpu_mbar_arrivals(w, m, (int)count * kbd_cpu_issuers(w), "kbd_mbarrier_arrive_cluster", KBD_SITE_ARGS);
+  kbd_cpu_mbar_check(peer, m);
+}
+
+/* mapa + mbarrier.arrive.shared::cluster (no .sem: .release at .cta scope): `count` arrivals per executing thread on
+ * the barrier at bar's offset in CTA `rank`, handing back a buffer this warp has only READ (docs/design/
+ * read-release.md). To this CTA's own barrier it is a release like kbd_mbarrier_arrive (.cta scope covers its
+ * waiters); to a peer's it releases nothing the PTX memory model would order, and carries only what the GPU's
+ * execution order guarantees - that the reads this warp knew complete (a wgmma.wait_group that retired them, or
+ * anything ordered before this warp) are over before the peer's waiter can see the phase. So a peer's producer that
+ * waited for the phase may overwrite bytes those reads touched (write-after-read: clean), but a byte this CTA wrote,
+ * or a read still in flight at the arrive (a wgmma group not yet waited for: its read is recorded when it retires,
+ * after this warp's clock moved on), is a data race at the producer's write. */
+static inline void kbd_hw_mbar_arrive_cluster_reads(uint64_t *bar, unsigned rank, uint32_t count, KBD_SITE_PARAMS) {
+  const char *what = "kbd_mbarrier_arrive_cluster_reads";
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_cta *peer = kbd_cpu_cluster_cta(w, rank, what, KBD_SITE_ARGS);
+  kbd_cpu_mbar *m = kbd_cpu_peer_mbar(w, peer, bar, what, KBD_SITE_ARGS);
+  const int n = (int)count * kbd_cpu_issuers(w);
+  if (peer == w->cta)
+    kbd_cpu_mbar_arrivals(w, m, n, what, KBD_SITE_ARGS);
+  else
+    kbd_cpu_mbar_read_arrivals(w, m, n, what, KBD_SITE_ARGS);
   kbd_cpu_mbar_check(peer, m);
 }
 

@@ -102,7 +102,8 @@ static inline void kbd_cpu_mbar_order_check(kbd_cpu_cta *cta, const kbd_cpu_mbar
   if (!cta->L->race_check) return;
   for (int u = 0; u < cta->nwarps; ++u) {
     const int gid = cta->rank * KBD_CPU_MAX_WARPS + u;
-    if (m->obs[u] != m->phase || m->clk[gid] >= m->obs_clk[u]) continue;
+    /* a read release orders execution too: what it knows complete happened before it */
+    if (m->obs[u] != m->phase || m->clk[gid] >= m->obs_clk[u] || (m->rk.any && m->rk.v[gid] >= m->obs_clk[u])) continue;
     const char *where = kbd_cpu_smem_at(cta, m->off);
     kbd_cpu_fault(KBD_ERR_MBARRIER, m->obs_file[u], m->obs_line[u],
                   "warp %d waited here for phase %u of the mbarrier at %s (initialised at %s:%d), but nothing orders "
@@ -140,6 +141,9 @@ static inline void kbd_cpu_mbar_check(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
   const size_t n = (size_t)kbd_cpu_nclk(cta->G) * sizeof m->clk[0];
   memcpy(m->done, m->clk, n);
   memset(m->clk, 0, n);
+  m->rk_done.any = 0; /* read-completion knowledge: the completed phase's, and none yet for the next */
+  kbd_cpu_rk_join(&m->rk_done, &m->rk, kbd_cpu_nclk(cta->G));
+  m->rk.any = 0;
   for (int i = 0; i < cta->nwarps; ++i)
     if (m->waiters & (1u << i)) kbd_cpu_wake(&cta->warps[i]);
   m->waiters = 0;
@@ -155,8 +159,9 @@ static inline void kbd_cpu_mbar_tx(kbd_cpu_mbar *m, long long delta, const char 
   m->tx = (int32_t)tx;
 }
 
-static inline void kbd_cpu_mbar_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int count, const char *what,
-                                         const char *file, int line) {
+/* More arrivals than the phase has pending: a fault. */
+static inline void kbd_cpu_mbar_count_check(const kbd_cpu_warp *w, const kbd_cpu_mbar *m, int count, const char *what,
+                                            const char *file, int line) {
   if (count > m->pending)
     kbd_cpu_fault(KBD_ERR_MBARRIER, file, line,
                   "%s: %d arrival(s) at the mbarrier initialised at %s:%d (count %d), whose phase %u has only %d "
@@ -166,10 +171,31 @@ static inline void kbd_cpu_mbar_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int c
                       ? " (called from warp-uniform code, each of the warp's 32 threads arrives; use KBD_ELECT_ONE "
                         "for one arrival per warp)"
                       : "");
+}
+
+static inline void kbd_cpu_mbar_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int count, const char *what,
+                                         const char *file, int line) {
+  kbd_cpu_mbar_count_check(w, m, count, what, file, line);
   /* Release: the phase carries what this warp did so far to the warps that wait for it, and the tcgen05
    * completions it knows of (of its own CTA: a peer's barrier numbers another CTA's warps). */
   kbd_cpu_release_into(m->clk, w);
+  kbd_cpu_rk_release(&m->rk, w);
   if (m >= w->cta->mbars && m < w->cta->mbars + KBD_CPU_MAX_MBARS) kbd_cpu_tcseen_join(m->tcq, w->tcseen);
+  kbd_cpu_tick(w);
+  m->pending -= count;
+  m->arr_file = file;
+  m->arr_line = line;
+}
+
+/* `count` arrivals that release no writes (mbarrier.arrive without .release.cluster on another CTA's barrier:
+ * kbd/cpu/cluster.h): the phase carries only read-completion knowledge (kbd_cpu_rk) - everything ordered before this
+ * warp counts as read and complete for the write-after-read checks of the warps that wait for the phase, and as
+ * nothing for their read-after-write and write-after-write checks. No tcgen05 completion knowledge either: that
+ * orders Tensor Memory reads after MMA writes. */
+static inline void kbd_cpu_mbar_read_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int count, const char *what,
+                                              const char *file, int line) {
+  kbd_cpu_mbar_count_check(w, m, count, what, file, line);
+  kbd_cpu_rk_release_reads(&m->rk, w, file, line);
   kbd_cpu_tick(w);
   m->pending -= count;
   m->arr_file = file;
@@ -329,6 +355,7 @@ static inline int kbd_hw_mbar_try_wait(uint64_t *bar, uint32_t parity, KBD_SITE_
   if ((m->phase & 1u) == (parity & 1u)) kbd_cpu_copies_deliver(w->cta, m);
   if ((m->phase & 1u) != (parity & 1u)) {
     kbd_cpu_acquire(w, m->done);
+    kbd_cpu_rk_acquire(w, &m->rk_done);
     kbd_cpu_mbar_observe(w, m, KBD_SITE_ARGS);
     kbd_cpu_prof_wait(0); /* a successful try/test_wait; the failed polls before it are not waits */
     return 1;
@@ -354,6 +381,7 @@ static inline void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PAR
     kbd_cpu_block(m, parity & 1u, kbd_cpu_mbar_describe, KBD_SITE_ARGS);
   }
   kbd_cpu_acquire(w, m->done);
+  kbd_cpu_rk_acquire(w, &m->rk_done);
   kbd_cpu_mbar_observe(w, m, KBD_SITE_ARGS);
 }
 

@@ -535,7 +535,9 @@ static inline void kbd_cpu_mma_retire_read(kbd_cpu_cta *cta, kbd_cpu_warp *reade
       kbd_cpu_fault(KBD_ERR_RACE, s.file, s.line,
                     "data race (write after read) on %s: %s writes it here while the %s issued at %s:%d still reads "
                     "it (the MMA retires only at %s:%d): on the GPU the tensor core may read the new bytes. Wait "
-                    "for the consumer's release of the stage (kbd_mma_release -> the `empty` mbarrier) first",
+                    "for the consumer's release of the stage (kbd_mma_release -> the `empty` mbarrier) first, and "
+                    "let the consumer release it only after the MMAs that read it completed (a wgmma.wait_group "
+                    "covering them, as kbd_mma_release and kbd_mma_release_mc do; a tcgen05.commit)",
                     where, kbd_cpu_who(cta->G, sh->winfo[b] & KBD_CPU_SH_WARP, who, sizeof who), what, ifile, iline,
                     kbd_file_, kbd_line_);
     }

@@ -89,6 +89,8 @@ static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigne
   cta->smem_top = L->cfg.smem_bytes;
   cta->nstatics = 0;
   memset(cta->bars, 0, sizeof cta->bars);
+  for (int i = 0; i < KBD_NUM_NAMED_BARRIERS; ++i)
+    cta->bar_rk[i].any = 0;
   cta->nmbars = 0;
   cta->ncopies = 0;
   cta->nstores = 0;
@@ -148,6 +150,7 @@ static inline void kbd_cpu_group_start(kbd_cpu_group *G, unsigned long long k) {
   }
   memset(G->cl_clk, 0, sizeof G->cl_clk);
   memset(G->cl_done, 0, sizeof G->cl_done);
+  G->cl_rk.any = G->cl_rk_done.any = 0;
 }
 
 enum { KBD_CPU_GROUP_DONE = 0, KBD_CPU_GROUP_FAILED = 1, KBD_CPU_GROUP_STALLED = 2 };

@@ -161,6 +161,7 @@ static inline int kbd_cpu_shadow_start(kbd_cpu_group *G) {
       w->mbinit_fence_clk = w->pub_fence_clk = base - 1;
       w->pub_phase = w->cl_done_phase = 0;
       memset(w->tcseen, 0, sizeof w->tcseen);
+      w->rk.any = 0; /* its vector is stale until a read release reaches the warp (kbd_cpu_rk_join) */
     }
   }
   return 1;
@@ -185,6 +186,54 @@ static inline void kbd_cpu_acquire(kbd_cpu_warp *w, const uint32_t *src) {
   const int n = kbd_cpu_nclk(w->cta->G);
   for (int u = 0; u < n; ++u)
     if (src[u] > w->clk[u]) w->clk[u] = src[u];
+}
+
+/* ---- read-completion knowledge (kbd_cpu_rk; docs/design/read-release.md) ------------------------------------------
+ * A read release (an mbarrier arrival to another CTA without .release.cluster) publishes no writes, only that the
+ * arriving warp's reads - and every read it knew complete - have completed. The knowledge travels beside the
+ * vector clocks through every release/acquire edge (mbarrier phases, named barriers, the cluster barrier) and is
+ * consulted by the write-after-read checks only, where clk did not already order the read. Kernels that never make
+ * a read release pay one flag test per release and acquire. */
+
+/* dst := max(dst, src) (src->any == 0: nothing to add). A first join copies, so a stale vector is never read. */
+static inline void kbd_cpu_rk_join(kbd_cpu_rk *dst, const kbd_cpu_rk *src, int n) {
+  if (KBD_LIKELY(!src->any)) return;
+  if (!dst->any) {
+    memcpy(dst->v, src->v, (size_t)n * sizeof dst->v[0]);
+    dst->any = 1;
+  } else {
+    for (int u = 0; u < n; ++u)
+      if (src->v[u] > dst->v[u]) dst->v[u] = src->v[u];
+  }
+  dst->file = src->file;
+  dst->line = src->line;
+}
+/* A release by w (barrier arrival, releasing mbarrier arrival) passes on what it knows of completed reads. */
+static inline void kbd_cpu_rk_release(kbd_cpu_rk *dst, const kbd_cpu_warp *w) {
+  kbd_cpu_rk_join(dst, &w->rk, kbd_cpu_nclk(w->cta->G));
+}
+/* w acquires what a barrier instance or completed phase knew of completed reads. */
+static inline void kbd_cpu_rk_acquire(kbd_cpu_warp *w, const kbd_cpu_rk *src) {
+  kbd_cpu_rk_join(&w->rk, src, kbd_cpu_nclk(w->cta->G));
+}
+/* A read release by w at file:line: everything ordered before w (its vector clock, and what it knew of completed
+ * reads) counts as read and complete - but as nothing written. */
+static inline void kbd_cpu_rk_release_reads(kbd_cpu_rk *dst, const kbd_cpu_warp *w, const char *file, int line) {
+  const int n = kbd_cpu_nclk(w->cta->G);
+  kbd_cpu_rk_join(dst, &w->rk, n);
+  if (!dst->any) {
+    memcpy(dst->v, w->clk, (size_t)n * sizeof dst->v[0]);
+    dst->any = 1;
+  } else {
+    for (int u = 0; u < n; ++u)
+      if (w->clk[u] > dst->v[u]) dst->v[u] = w->clk[u];
+  }
+  dst->file = file;
+  dst->line = line;
+}
+/* Is a read of warp u (group index) at clock c, which w's vector clock does not order, known complete to w? */
+static inline int kbd_cpu_rk_covers(const kbd_cpu_warp *w, uint32_t u, uint32_t c) {
+  return w->rk.any && w->rk.v[u] >= c;
 }
 
 /* dst := max(dst, src) over a CTA's warps: tcgen05 completion knowledge (kbd_cpu_warp.tcseen) passed on by a
@@ -262,16 +311,28 @@ KBD_NORETURN static inline void kbd_cpu_race(const kbd_cpu_cta *cta, kbd_cpu_war
   const kbd_cpu_site o = kbd_cpu_site_of(other_site);
   /* An asynchronous copy's bytes carry its issuer and issue site: the reader lacks the mbarrier wait. */
   const int async = other_write && (cta->sh.winfo[off] & KBD_CPU_SH_ASYNC);
+  /* The earlier write is covered only by a read release (kbd_cpu_rk): say which arrive that was and why it does not
+   * order a write. */
+  kbd_text rr = KBD_TEXT_INIT;
+  if (other_write && kbd_cpu_rk_covers(w, (uint32_t)other, cta->sh.wclk[off]))
+    kbd_text_append(&rr,
+                    "\n  the only thing between them is the read release at %s:%d (mbarrier.arrive to another CTA "
+                    "without .release.cluster, e.g. kbd_mma_release_mc's stage release): it hands back a buffer "
+                    "whose readers waited for their reads, and orders no write. A warp that wrote into the buffer "
+                    "must publish it with a releasing arrive (kbd_mbarrier_arrive_cluster)",
+                    w->rk.file ? w->rk.file : "?", w->rk.line);
+  const char *rrnote = rr.len ? kbd_cpu_keep(cta->L, &rr) : "";
   kbd_cpu_fault(KBD_ERR_RACE, file, line,
                 "data race (%s) on %s%s:\n  this access: %s %s it here (%s)\n  earlier:     %s%s %s it at "
-                "%s:%d\n  nothing orders the two (%s): the GPU may run them in either order",
+                "%s:%d\n  nothing orders the two (%s): the GPU may run them in either order%s",
                 kind, where, elem, kbd_cpu_who(w->cta->G, w->gid, me, sizeof me), w_is_write ? "writes" : "reads", what,
                 async ? "an asynchronous copy (TMA) issued by " : "", kbd_cpu_who(w->cta->G, other, them, sizeof them),
                 other_write ? "wrote" : "read", o.file, o.line,
                 async               ? "the reader did not wait on the copy's mbarrier phase"
                 : cta->G->nctas > 1 ? "no barrier, or one the two warps do not both take part in; between CTAs "
                                       "of a cluster: kbd_cluster_sync, or an mbarrier the writer signals"
-                                    : "no barrier, or one the two warps do not both take part in");
+                                    : "no barrier, or one the two warps do not both take part in",
+                rrnote);
 }
 
 /* ---- the checks ------------------------------------------------------------------------------------------- */
@@ -428,18 +489,20 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write_at(kbd_cpu_cta *cta, kbd_cpu
       const uint32_t *rclk = sh->rclk[u], seen = w->clk[rbase + u];
       if (kbd_cpu_uniform(rmask + off, n, 4) && kbd_cpu_uniform(rclk + off, n, 4) &&
           kbd_cpu_uniform(wclk + off, n, 4)) {
-        if (KBD_UNLIKELY(wclk[off] >= base && rclk[off] > seen))
+        if (KBD_UNLIKELY(wclk[off] >= base && rclk[off] > seen) &&
+            !kbd_cpu_rk_covers(w, (uint32_t)(rbase + u), rclk[off]))
           kbd_cpu_race(cta, w, "write after read", what, 1, off, rbase + u, 0, sh->rsite[u][off], el, off, file, line);
         continue;
       }
       for (size_t b = off; b < off + n; ++b)
-        if (KBD_UNLIKELY(wclk[b] >= base && (rmask[b] >> u & 1u) && rclk[b] > seen))
+        if (KBD_UNLIKELY(wclk[b] >= base && (rmask[b] >> u & 1u) && rclk[b] > seen) &&
+            !kbd_cpu_rk_covers(w, (uint32_t)(rbase + u), rclk[b]))
           kbd_cpu_race(cta, w, "write after read", what, 1, b, rbase + u, 0, sh->rsite[u][b], el, off, file, line);
     }
     if (KBD_UNLIKELY(sh->remote_reads))
       for (size_t b = off; b < off + n; ++b) {
         const uint32_t rc = sh->rrclk[b], who = sh->rrwho[b];
-        if (rc >= base && who != me && rc > w->clk[who])
+        if (rc >= base && who != me && rc > w->clk[who] && !kbd_cpu_rk_covers(w, who, rc))
           kbd_cpu_race(cta, w, "write after read", what, 1, b, (int)who, 0, sh->rrsite[b], el, off, file, line);
         sh->rrclk[b] = 0;
       }

@@ -59,6 +59,19 @@ struct kbd_cpu_warp;
 /* Appends "<object, state>" of a wait object to a report. */
 typedef void (*kbd_cpu_wait_describe)(const struct kbd_cpu_warp *w, kbd_text *out);
 
+/* Read-completion knowledge (kbd/cpu/shadow.h, docs/design/read-release.md): v[u] = the latest clock of warp u whose
+ * READS (shared-memory reads recorded at or below it) are known complete and ordered before the holder - handed on by
+ * an arrival that releases no writes (kbd_mbarrier_arrive_cluster_reads, mbarrier.arrive without .release.cluster
+ * to another CTA). Used only by the write-after-read checks: a read-after-write or write-after-write needs the full
+ * vector clock. `any` == 0: nothing is known beyond the vector clock and v is stale (never read). file:line is the
+ * read release it came from, for a race report. */
+typedef struct kbd_cpu_rk {
+  int any;
+  int line;
+  const char *file;
+  uint32_t v[KBD_CPU_MAX_GW];
+} kbd_cpu_rk;
+
 typedef struct kbd_cpu_warp {
   kbd_fiber fiber;
   struct kbd_cpu_cta *cta;
@@ -110,6 +123,7 @@ typedef struct kbd_cpu_warp {
    * barriers (a warp's arrival passes on what it knows: kbd_cpu_tcseen_join) - every MMA u issued before that
    * commit is done */
   uint32_t tcseen[KBD_CPU_MAX_WARPS];
+  kbd_cpu_rk rk; /* reads of other warps known complete beyond clk (read releases acquired, directly or passed on) */
 } kbd_cpu_warp;
 
 /* One named barrier (PTX bar/barrier, ids 0..15). Counting is in threads, a warp arrives as 32. */
@@ -151,6 +165,7 @@ typedef struct kbd_cpu_mbar {
   uint32_t tcq_done[KBD_CPU_MAX_WARPS];
   uint32_t clk[KBD_CPU_MAX_GW];  /* join of the current phase's releasing arrivals */
   uint32_t done[KBD_CPU_MAX_GW]; /* the join of the last completed phase: what a successful wait acquires */
+  kbd_cpu_rk rk, rk_done;        /* the same for read-completion knowledge (read releases and what arrivals knew) */
   /* Per warp of the CTA, its latest successful wait: 1 + the phase it saw complete (0: none yet), its clock then
    * and where. The next phase's arrivals must be ordered after that wait (kbd_cpu_mbar_check). */
   uint32_t obs[KBD_CPU_MAX_WARPS];
@@ -240,6 +255,9 @@ typedef struct kbd_cpu_cta {
   kbd_cpu_static statics[KBD_CPU_MAX_STATICS];
   kbd_cpu_shadow sh;
   kbd_cpu_barrier bars[KBD_NUM_NAMED_BARRIERS];
+  /* each named barrier's instance in flight: the join of its arrivals' read-completion knowledge (beside bars, which
+   * a CTA start clears whole: only `any` is reset there, the vectors are rewritten when an instance first gets one) */
+  kbd_cpu_rk bar_rk[KBD_NUM_NAMED_BARRIERS];
   int nmbars; /* mbarriers ever initialised in this CTA (live or not) */
   kbd_cpu_mbar mbars[KBD_CPU_MAX_MBARS];
   int reg_base; /* registers per thread at launch (kbd/cpu/regs.h) */
@@ -275,6 +293,7 @@ typedef struct kbd_cpu_group {
   int cl_line;
   uint32_t cl_clk[KBD_CPU_MAX_GW];
   uint32_t cl_done[KBD_CPU_MAX_GW];
+  kbd_cpu_rk cl_rk, cl_rk_done; /* the same for read-completion knowledge (kbd_cpu_rk) */
   kbd_fiber sched;
   kbd_stack_pool stacks;
   struct kbd_cpu_group *next; /* free list of recycled groups */

@@ -142,6 +142,7 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
     b->whole = kind;
     memset(b->clk, 0, (size_t)kbd_cpu_nclk(cta->G) * sizeof b->clk[0]);
     memset(b->tcq, 0, sizeof b->tcq);
+    cta->bar_rk[id].any = 0;
   } else if (b->expected != nthreads) {
     kbd_cpu_fault(KBD_ERR_BARRIER, file, line,
                   "barrier %d reached with thread count %d while the instance begun at %s:%d counts %d", id, nthreads,
@@ -163,6 +164,7 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
   }
   /* Release: the barrier carries what this warp did so far to the warps that wait on it. */
   kbd_cpu_release_into(b->clk, w);
+  kbd_cpu_rk_release(&cta->bar_rk[id], w);
   kbd_cpu_tcseen_join(b->tcq, w->tcseen);
   b->members |= 1u << w->id;
   b->arrived += KBD_WARP_SIZE;
@@ -173,12 +175,14 @@ static inline void kbd_cpu_bar(int id, int nthreads, int arrive_only, int collec
     for (int i = 0; i < cta->nwarps; ++i)
       if (b->waiters & (1u << i)) {
         kbd_cpu_acquire(&cta->warps[i], b->clk);
+        kbd_cpu_rk_acquire(&cta->warps[i], &cta->bar_rk[id]);
         kbd_cpu_tcseen_join(cta->warps[i].tcseen, b->tcq);
         cta->warps[i].state = KBD_CPU_W_READY;
         cta->warps[i].wait_kind = KBD_CPU_WAIT_NONE;
       }
     if (!arrive_only) {
       kbd_cpu_acquire(w, b->clk);
+      kbd_cpu_rk_acquire(w, &cta->bar_rk[id]);
       kbd_cpu_tcseen_join(w->tcseen, b->tcq);
       kbd_cpu_prof_wait(0);
     }
@@ -229,18 +233,18 @@ static inline void kbd_cpu_cluster_exit_check(kbd_cpu_cta *cta) {
   const kbd_cpu_shadow *sh = &cta->sh;
   const int lo = cta->rank * KBD_CPU_MAX_WARPS, hi = lo + KBD_CPU_MAX_WARPS;
   for (size_t b = 0; b < cta->smem_top; ++b) {
-    int who = -1;
+    int who = -1, read = 0;
     uint32_t c = 0;
     uint16_t site = 0;
     const int x = sh->winfo[b] & KBD_CPU_SH_WARP;
     if (sh->wclk[b] >= sh->base && (x < lo || x >= hi) && !(sh->winfo[b] & KBD_CPU_SH_ASYNC))
       who = x, c = sh->wclk[b], site = sh->wsite[b];
     else if (sh->remote_reads && sh->rrclk[b] >= sh->base)
-      who = sh->rrwho[b], c = sh->rrclk[b], site = sh->rrsite[b];
+      who = sh->rrwho[b], c = sh->rrclk[b], site = sh->rrsite[b], read = 1;
     if (who < 0) continue;
-    int ordered = 0;
+    int ordered = 0; /* a remote read also counts when some warp knows it complete (a read release) */
     for (int i = 0; i < cta->nwarps && !ordered; ++i)
-      ordered = cta->warps[i].clk[who] >= c;
+      ordered = cta->warps[i].clk[who] >= c || (read && kbd_cpu_rk_covers(&cta->warps[i], (uint32_t)who, c));
     if (!ordered) {
       char them[KBD_CPU_WHO_CAP];
       const char *where = kbd_cpu_smem_at(cta, b);

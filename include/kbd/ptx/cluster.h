@@ -1,5 +1,6 @@
 /* kbd/ptx/cluster.h - thread-block clusters (GPU twin of cpu/cluster.h): the cluster's special registers, the
- * cluster barrier, mapa into a peer CTA's shared memory, a peer's mbarrier, multicast TMA loads. sm_90+ (both
+ * cluster barrier, mapa into a peer CTA's shared memory, a peer's mbarrier (releasing, or handing back reads),
+ * multicast TMA loads. sm_90+ (both
  * kbd targets); ptx-reference §1.5-1.6, §2.1, §6.5. */
 #ifndef KBD_PTX_CLUSTER_H
 #define KBD_PTX_CLUSTER_H
@@ -97,6 +98,18 @@ KBD_DEV void kbd_hw_mbar_arrive_cluster(uint64_t *bar, unsigned rank, uint32_t c
   uint32_t remote;
   asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(kbd_ptx_smem_u32(bar)), "r"(rank));
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0], %1;" ::"r"(remote), "r"(count) : "memory");
+}
+
+/* mapa.shared::cluster.u32 + mbarrier.arrive.shared::cluster.b64 _, [remote], count (PTX ISA 8.0, sm_90; no .sem:
+ * .release at .cta scope, PTX ISA 9.7.13.15.13): the same arrivals, for handing back a buffer this thread only READ
+ * and whose reads it waited for (a stage after wgmma.wait_group; docs/design/read-release.md). ptxas emits the bare
+ * SYNCS.ARRIVE.TRANS64.RED, where .release.cluster costs MEMBAR.ALL.GPU first: nothing to publish, so no fence.
+ * CUTLASS's ClusterBarrier::arrive(cta_id) is this form. Data written for a peer needs kbd_hw_mbar_arrive_cluster. */
+KBD_DEV void kbd_hw_mbar_arrive_cluster_reads(uint64_t *bar, unsigned rank, uint32_t count, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  uint32_t remote;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(kbd_ptx_smem_u32(bar)), "r"(rank));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0], %1;" ::"r"(remote), "r"(count) : "memory");
 }
 
 /* cp.async.bulk.tensor.{1..5}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster
