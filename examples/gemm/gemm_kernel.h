@@ -78,16 +78,16 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
 
     int ktiles = 0;
     switch (p.variant) { GEMM_VARIANTS(GEMM__KTILES_CASE) }
-    int it = 0;
+    kbd_pipe ps = kbd_pipe_start(GEMM_STAGES); /* the ring position (a counter's % and / cost 8 instructions) */
     for (long long t = first; t < ctiles; t += step) {
       long long tm, tn;
       gemm_cluster_tile(t, tiles_m, tiles_n, &cl, &tm, &tn);
 
       /* mainloop: each stage's MMAs (the variant's: a uniform branch) are issued as soon as it is full;
        * kbd_mma_release frees it once they have read it, while the next stage's MMAs are already in flight */
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
-        const int s = it % GEMM_STAGES;
-        kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
+      for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+        const int s = ps.stage;
+        kbd_mbarrier_wait(&full[s], ps.phase);
         switch (p.variant) { GEMM_VARIANTS(GEMM__MMA_STAGE_CASE) }
         if (csize > 1)
           kbd_mma_release_mc(acc, &empty[s], cl.peers); /* the stage is free in this CTA and its peers */

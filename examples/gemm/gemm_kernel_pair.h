@@ -60,14 +60,14 @@ KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
   if (kbd_warp_id() == 0) {
     /* the producer: this CTA's 128 rows of A (rows 128 * half of the pair's 256) and 128 rows of B (columns
      * 128 * half of the pair's 256: two boxes of the B map's 64 rows) */
-    int it = 0;
+    kbd_pipe ps = kbd_pipe_start(GEMM_PAIR_STAGES);
     for (long long t = first; t < tiles; t += step) {
       long long tm, tn;
       gemm_tile_coords(t, tiles_m, tiles_n, &tm, &tn);
       const int m0 = (int)(tm * GEMM_PAIR_BM) + GEMM_WM * half, n0 = (int)(tn * GEMM_PAIR_BN) + GEMM_BN * half;
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
-        const int s = it % GEMM_PAIR_STAGES;
-        kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_PAIR_STAGES) & 1u) ^ 1u); /* fresh: parity 1 passes */
+      for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+        const int s = ps.stage;
+        kbd_mbarrier_wait(&empty[s], ps.phase ^ 1u); /* fresh: parity 1 passes */
         KBD_ELECT_ONE {
           gemm_a_k a = KBD_SMEM_PLAN_STILE(gemm_a_k, smem, l.a, s);
           gemm_b_k b = KBD_SMEM_PLAN_STILE(gemm_b_k, smem, l.b, s);
@@ -83,16 +83,17 @@ KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
   } else if (kbd_warp_id() == 1 && even) {
     /* the MMA warp: tile j into buffer j % 2 once both CTAs' epilogues released what tile j - 2 left there */
     KBD_ACC(f32, GEMM_WM, GEMM_PAIR_BN) acc; /* this CTA's 128 x 256 half; the MMA writes the peer's too */
-    int it = 0, j = 0;
+    kbd_pipe ps = kbd_pipe_start(GEMM_PAIR_STAGES); /* the ring position: no % and / per k-block */
+    int j = 0;
     for (long long t = first; t < tiles; t += step, ++j) {
       const int buf = j % GEMM_ACC_BUFS;
       kbd_acc_bind(acc, tmem, buf * GEMM_PAIR_BN, &accfull[buf]);
       kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GEMM_ACC_BUFS) & 1u) ^ 1u); /* fresh: parity 1 passes */
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
-        const int s = it % GEMM_PAIR_STAGES;
+      for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+        const int s = ps.stage;
         gemm_a_k a = KBD_SMEM_PLAN_STILE(gemm_a_k, smem, l.a, s);
         gemm_b_k b = KBD_SMEM_PLAN_STILE(gemm_b_k, smem, l.b, s);
-        kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_PAIR_STAGES) & 1u);
+        kbd_mbarrier_wait(&full[s], ps.phase);
         kbd_mma_pair_issue(acc, a, b, kt > 0);
         kbd_mma_pair_commit(acc, &empty[s]); /* stage s is free in both CTAs once these MMAs have read it */
       }

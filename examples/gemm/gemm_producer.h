@@ -17,16 +17,16 @@ KBD_DEV void gemm_produce(unsigned char *smem, const gemm_smem *l, const gemm_pa
   const long long tiles_m = (p->m + GEMM_BM - 1) / GEMM_BM, tiles_n = (p->n + GEMM_BN - 1) / GEMM_BN;
   int ktiles = 0;
   switch (p->variant) { GEMM_VARIANTS(GEMM__KTILES_CASE) }
-  int it = 0;
+  kbd_pipe ps = kbd_pipe_start(GEMM_STAGES); /* the ring position, one step per k-tile */
   for (long long t = first; t < ctiles; t += step) {
     long long tm, tn;
     gemm_cluster_tile(t, tiles_m, tiles_n, cl, &tm, &tn);
     const int m0 = (int)(tm * GEMM_BM), n0 = (int)(tn * GEMM_BN);
-    for (int kt = 0; kt < ktiles; ++kt, ++it) {
-      const int s = it % GEMM_STAGES;
+    for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+      const int s = ps.stage;
       /* every consumer (MMA warp) of this CTA and its peers released the stage's last fill: its shares go into all
        * of them (a fresh barrier's parity 1 counts as released) */
-      kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GEMM_STAGES) & 1u) ^ 1u);
+      kbd_mbarrier_wait(&empty[s], ps.phase ^ 1u);
       KBD_ELECT_ONE {
         switch (p->variant) { GEMM_VARIANTS(GEMM__LOAD_CASE) }
       }

@@ -72,18 +72,19 @@ KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tm
                            int csize, long long first, long long step, long long ctiles, long long k) {
   const int ktiles = GEMM_KTILES(k);
   gemm_acc acc0, acc1;
-  int it = 0, j = 0;
+  kbd_pipe ps = kbd_pipe_start(GEMM_STAGES); /* the ring position (a counter's % and / cost 8 instructions) */
+  int j = 0;
   for (long long t = first; t < ctiles; t += step, ++j) {
     const int buf = j % GEMM_ACC_BUFS;
     kbd_acc_bind(acc0, tmem, buf * GEMM_CONSUMERS * GEMM_BN, &accfull[buf]);
     kbd_acc_bind(acc1, tmem, buf * GEMM_CONSUMERS * GEMM_BN + GEMM_BN, &accfull[buf]);
     kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GEMM_ACC_BUFS) & 1u) ^ 1u); /* fresh: parity 1 passes */
-    for (int kt = 0; kt < ktiles; ++kt, ++it) {
-      const int s = it % GEMM_STAGES;
+    for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+      const int s = ps.stage;
       GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s);
       GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + 1);
       GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
-      kbd_mbarrier_wait(&full[s], (unsigned)(it / GEMM_STAGES) & 1u);
+      kbd_mbarrier_wait(&full[s], ps.phase);
       kbd_mma_issue(acc0, a0, b, kt > 0);
       kbd_mma_issue(acc1, a1, b, kt > 0);
       /* both MMAs (a commit tracks every MMA this thread issued); in a cluster the stage is freed in this CTA and

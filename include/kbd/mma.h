@@ -276,13 +276,22 @@ KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int
   /* wgmma.fence orders the warpgroup's earlier register accesses to the accumulator (a kbd_acc_load, an
    * epilogue) before the MMAs that overwrite it (ptx-reference 4.2) */
   kbd_hw_wgmma_fence(KBD_SITE_ARGS);
+  /* Each operand's descriptor is built once, from an address every lane holds but ptxas could not prove
+   * warp-uniform (it comes from the shared window and a stage index); after the broadcast it lives in uniform
+   * registers and each K-step / 64-row block is a constant added to it (kbd_mma_desc_add_bytes: the start
+   * field does not carry, shared addresses stay below 256 KiB). Built per step from the vector address, the
+   * descriptors cost 4 R2UR and 5 integer instructions per wgmma (issue 27). wgmma is .sync.aligned: the warp is
+   * converged here, as the broadcast needs. */
+  const uint64_t a0 = kbd_wgmma_smem_desc(&as, kbd_hw_warp_uniform_u32(aaddr), 0, 0);
+  const uint64_t b0 = kbd_wgmma_smem_desc(&bs, kbd_hw_warp_uniform_u32(baddr), 0, 0);
   KBD_UNROLL
   for (int j = 0; j < ksteps; ++j) {
-    const uint64_t bdesc = kbd_wgmma_smem_desc(&bs, baddr, 0, j);
+    const uint64_t bdesc = kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j));
     KBD_UNROLL
     for (int m = 0; m < mblocks; ++m)
-      wgmma((char *)d + (size_t)m * (size_t)block_bytes, ld, kind, idesc, kbd_wgmma_smem_desc(&as, aaddr, 64 * m, j),
-            bdesc, accumulate || j > 0, KBD_SITE_ARGS);
+      wgmma((char *)d + (size_t)m * (size_t)block_bytes, ld, kind, idesc,
+            kbd_mma_desc_add_bytes(a0, (int32_t)kbd_mma_operand_offset(&as, 64 * m, j)), bdesc, accumulate || j > 0,
+            KBD_SITE_ARGS);
   }
   kbd_hw_wgmma_commit(KBD_SITE_ARGS);
 }
@@ -321,12 +330,13 @@ KBD_DEV uint64_t *kbd__wgmma_release(uint64_t *pend, uint32_t pmask, uint64_t *n
   else
     kbd_hw_wgmma_wait(0, KBD_SITE_ARGS);
   if (pend && KBD__WG_LEADER_WARP()) {
-    KBD_ELECT_ONE {
-      if (pmask == 0u) {
-        kbd_hw_mbar_arrive(pend, 1u, KBD_SITE_ARGS);
-      } else {
-        for (unsigned r = 0; r < 16u; ++r)
-          if (pmask >> r & 1u) kbd_hw_mbar_arrive_cluster_reads(pend, r, 1u, KBD_SITE_ARGS);
+    if (pmask == 0u) {
+      KBD_ELECT_ONE { kbd_hw_mbar_arrive(pend, 1u, KBD_SITE_ARGS); }
+    } else {
+      /* lane r arrives at rank r (a cluster has at most 16 CTAs): one predicated arrive for the warp, where one
+       * thread's loop over the ranks was 16 predicated address computations and arrives every k-block */
+      KBD_FOR_LANES(r) {
+        if (r < 16 && (pmask >> r & 1u)) kbd_hw_mbar_arrive_cluster_reads(pend, (unsigned)r, 1u, KBD_SITE_ARGS);
       }
     }
   }
@@ -352,12 +362,16 @@ KBD_DEV void kbd__umma_issue_k(uint32_t taddr, int m_total, int n, int kind, uin
                                uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
   const int ksteps = kbd_mma_ksteps(&as), mstep = m_total == 64 ? 64 : 128, mblocks = m_total / mstep;
+  /* one descriptor per operand, each MMA a constant added to it (one uniform 64-bit add where the encoder's
+   * shift-mask-or was four per descriptor): see kbd__wgmma_issue */
+  const uint64_t a0 = kbd_umma_smem_desc(&as, aaddr, 0, 0), b0 = kbd_umma_smem_desc(&bs, baddr, 0, 0);
   KBD_UNROLL
   for (int j = 0; j < ksteps; ++j) {
-    const uint64_t bdesc = kbd_umma_smem_desc(&bs, baddr, 0, j);
+    const uint64_t bdesc = kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j));
     KBD_UNROLL
     for (int m = 0; m < mblocks; ++m)
-      kbd_hw_umma(taddr + (uint32_t)(m * n), kind, idesc, kbd_umma_smem_desc(&as, aaddr, mstep * m, j), bdesc,
+      kbd_hw_umma(taddr + (uint32_t)(m * n), kind, idesc,
+                  kbd_mma_desc_add_bytes(a0, (int32_t)kbd_mma_operand_offset(&as, mstep * m, j)), bdesc,
                   accumulate || j > 0, KBD_SITE_ARGS);
   }
 #else

@@ -96,10 +96,13 @@ KBD_DEV void kbd__umma_pair_issue(uint32_t taddr, int kind, uint32_t idesc, kbd_
   kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
   KBD_ELECT_ONE {
     const int ksteps = kbd_mma_ksteps(&as);
+    /* one descriptor per operand, stepped by constants (kbd__umma_issue_k) */
+    const uint64_t a0 = kbd_umma_smem_desc(&as, aaddr, 0, 0), b0 = kbd_umma_smem_desc(&bs, baddr, 0, 0);
     KBD_UNROLL
     for (int j = 0; j < ksteps; ++j)
-      kbd_hw_umma_pair(taddr, kind, idesc, kbd_umma_smem_desc(&as, aaddr, 0, j), kbd_umma_smem_desc(&bs, baddr, 0, j),
-                       accumulate || j > 0, KBD_SITE_ARGS);
+      kbd_hw_umma_pair(taddr, kind, idesc, kbd_mma_desc_add_bytes(a0, (int32_t)kbd_mma_operand_offset(&as, 0, j)),
+                       kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j)), accumulate || j > 0,
+                       KBD_SITE_ARGS);
   }
 #else
   (void)taddr, (void)kind, (void)idesc, (void)as, (void)aaddr, (void)bs, (void)baddr, (void)accumulate;

@@ -83,9 +83,11 @@ KBD_DEV void kbd__wgmma_rs_issue(void *d, int ld, int mblocks, int block_bytes, 
   /* orders the warpgroup's register writes to A and earlier accesses to the accumulator before the MMAs
    * (ptx-reference 4.2) */
   kbd_hw_wgmma_fence(KBD_SITE_ARGS);
+  /* one descriptor from a warp-uniform address, stepped by constants (see kbd__wgmma_issue) */
+  const uint64_t b0 = kbd_wgmma_smem_desc(&bs, kbd_hw_warp_uniform_u32(baddr), 0, 0);
   KBD_UNROLL
   for (int j = 0; j < ksteps; ++j) {
-    const uint64_t bdesc = kbd_wgmma_smem_desc(&bs, baddr, 0, j);
+    const uint64_t bdesc = kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j));
     KBD_UNROLL
     for (int m = 0; m < mblocks; ++m)
       wgmma((char *)d + (size_t)m * (size_t)block_bytes, ld, kind, idesc,

@@ -166,10 +166,13 @@ KBD_DEV void kbd__umma_ts_issue_warp(uint32_t dtaddr, uint32_t ataddr, int m_tot
   kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
   KBD_ELECT_ONE {
     const int ksteps = kbd_mma_ksteps(&bs), kel = KBD_MMA_KSTEP_BYTES / bs.esize;
+    /* B's descriptor once, stepped by constants (kbd__umma_issue_k) */
+    const uint64_t b0 = kbd_umma_smem_desc(&bs, baddr, 0, 0);
     KBD_UNROLL
     for (int j = 0; j < ksteps; ++j)
       kbd_hw_umma_ts(dtaddr, KBD_MMA_KIND_F16, idesc, ataddr + kbd_tmem_a_pos_of(m_total, bs.esize, 0, j * kel).col,
-                     kbd_umma_smem_desc(&bs, baddr, 0, j), accumulate || j > 0, KBD_SITE_ARGS);
+                     kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j)), accumulate || j > 0,
+                     KBD_SITE_ARGS);
   }
 #else
   (void)dtaddr, (void)ataddr, (void)m_total, (void)idesc, (void)bs, (void)baddr, (void)accumulate;

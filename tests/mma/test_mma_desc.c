@@ -75,6 +75,8 @@ static long agree_slice(int ai, const kbd_smem_shape *s, uint32_t addr, int row0
     /* the documented advance: the same descriptor, start moved by the operand offset difference */
     assert_int_equal(d, kbd_mma_desc_add_bytes(d0, (int32_t)(kbd_mma_operand_offset(s, row0, j) -
                                                              kbd_mma_operand_offset(s, row0, 0))));
+    /* how kbd_mma issues: one descriptor of the tile base, every (row block, K-step) a constant added to it */
+    assert_int_equal(d, kbd_mma_desc_add_bytes(enc(arch, s, addr, 0, 0), (int32_t)kbd_mma_operand_offset(s, row0, j)));
     assert_int_equal(kbd_mma_desc_base_offset(d), 0);
     for (int r = 0; r < n; ++r)
       for (int k = 0; k < kel; ++k) {

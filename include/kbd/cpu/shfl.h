@@ -141,6 +141,10 @@ static inline void kbd_cpu_shfl_sync(int mode, uint32_t d[32], const uint32_t a[
   }
 }
 
+/* The GPU twin broadcasts lane 0 so that ptxas knows the value is warp-uniform; here a warp's scalar code holds one
+ * value per warp already. */
+static inline uint32_t kbd_hw_warp_uniform_u32(uint32_t x) { return x; }
+
 /* y = shfl.sync.<mode>.b32 of x over the whole warp: the 32 lanes' values (twin of ptx/shfl.h). */
 static inline void kbd_hw_shfl_b32(int mode, uint32_t *y, const uint32_t *x, uint32_t b, uint32_t c, KBD_SITE_PARAMS) {
   kbd_cpu_check_collective(kbd_cpu_self(), "shfl.sync", KBD_SITE_ARGS);

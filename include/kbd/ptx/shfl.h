@@ -49,6 +49,16 @@ KBD_DEV uint32_t kbd_ptx_shfl_sync_idx_b32(uint32_t a, uint32_t b, uint32_t c, u
 #endif /* KBD_DEVICE_PASS */
 
 #if KBD_MODE_CUDA
+/* x of lane 0: every lane holds the same value, but ptxas now KNOWS it is warp-uniform (the result of an idx shuffle
+ * from a constant lane), so what is computed from it may live in uniform registers. Only where the warp is
+ * converged (a .sync.aligned instruction follows anyway). */
+KBD_DEV uint32_t kbd_hw_warp_uniform_u32(uint32_t x) {
+#if KBD_DEVICE_PASS
+  return kbd_ptx_shfl_sync_idx_b32(x, 0u, 0x1fu, 0xffffffffu);
+#else
+  return x;
+#endif
+}
 /* y = shfl.sync.<mode>.b32 of x over the whole warp, lane operand b, c operand c (twin of cpu/shfl.h). x and
  * y hold the thread's own value; y may be x. */
 KBD_DEV void kbd_hw_shfl_b32(int mode, uint32_t *y, const uint32_t *x, uint32_t b, uint32_t c, KBD_SITE_PARAMS) {
