@@ -13,8 +13,8 @@
   case v:                                                                                                              \
     ktiles = KBD_CAT(name, _ktiles)(p.k);                                                                              \
     break;
-#define GEMM__MMA_STAGE_CASE(v, name)                                                                                  \
-  case v: KBD_CAT(name, _mma_stage)(&acc, smem, &l, s, g, kt > 0); break;
+#define GEMM__MAINLOOP_CASE(v, name)                                                                                   \
+  case v: KBD_CAT(name, _mainloop)(&acc, smem, &l, g, ktiles, &ps, full, empty, csize, cl.peers); break;
 
 KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
 #if KBD_KERNEL_CODE /* nvcc's host pass needs only the launcher: it skips the body (docs/kernels.md) */
@@ -83,17 +83,8 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
       long long tm, tn;
       gemm_cluster_tile(t, tiles_m, tiles_n, &cl, &tm, &tn);
 
-      /* mainloop: each stage's MMAs (the variant's: a uniform branch) are issued as soon as it is full;
-       * kbd_mma_release frees it once they have read it, while the next stage's MMAs are already in flight */
-      for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
-        const int s = ps.stage;
-        kbd_mbarrier_wait(&full[s], ps.phase);
-        switch (p.variant) { GEMM_VARIANTS(GEMM__MMA_STAGE_CASE) }
-        if (csize > 1)
-          kbd_mma_release_mc(acc, &empty[s], cl.peers); /* the stage is free in this CTA and its peers */
-        else
-          kbd_mma_release(acc, &empty[s]);
-      }
+      /* the main loop of the variant (gemm_variant.h): a uniform branch once per tile */
+      switch (p.variant) { GEMM_VARIANTS(GEMM__MAINLOOP_CASE) }
       kbd_mma_wait(acc);
 
       /* epilogue, 16 columns at a time: D = act(alpha * acc + beta * C + bias), stored by the TMA from a
@@ -127,4 +118,4 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
 #endif
 }
 #undef GEMM__KTILES_CASE
-#undef GEMM__MMA_STAGE_CASE
+#undef GEMM__MAINLOOP_CASE

@@ -55,13 +55,24 @@ KBD_DEV int GEMM_KTILES(long long k) {
 }
 
 #if GEMM__TEXT_ARCH == 90
-/* sm_90a, one consumer warpgroup g: the MMAs of stage s (kbd_mma: wgmma.fence, the K-steps, commit_group). The K
- * loop around it, the barrier waits and the releases are the kernel's, compiled once. */
-#define GEMM_MMA_STAGE KBD_CAT(GEMM_VARIANT, _mma_stage)
-KBD_DEV void GEMM_MMA_STAGE(gemm_acc *acc, unsigned char *smem, const gemm_smem *l, int s, int g, int accumulate) {
-  GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + g);
-  GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
-  kbd_mma(*acc, a, b, accumulate);
+/* sm_90a, one consumer warpgroup g: the main loop of one tile. Each stage's MMAs (kbd_mma: wgmma.fence, the K-steps,
+ * commit_group) are issued as soon as it is full; kbd_mma_release frees it once they have read it, while the next
+ * stage's MMAs are already in flight. One loop per variant, picked once per tile: a switch per stage was a jump
+ * table (LDC + BRX) every k-block. */
+#define GEMM_MAINLOOP KBD_CAT(GEMM_VARIANT, _mainloop)
+KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *l, int g, int ktiles, kbd_pipe *ps,
+                           kbd_mbarrier *full, kbd_mbarrier *empty, int csize, uint32_t peers) {
+  for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(ps)) {
+    const int s = ps->stage;
+    GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + g);
+    GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
+    kbd_mbarrier_wait(&full[s], ps->phase);
+    kbd_mma(*acc, a, b, kt > 0);
+    if (csize > 1)
+      kbd_mma_release_mc(*acc, &empty[s], peers); /* the stage is free in this CTA and its peers */
+    else
+      kbd_mma_release(*acc, &empty[s]);
+  }
 }
 #else
 /* sm_100a, the MMA warp: tile j accumulates into buffer j % 2 once the epilogue has released what tile j - 2 left
@@ -101,5 +112,5 @@ KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tm
 #endif
 #undef GEMM_LOAD_STAGE
 #undef GEMM_KTILES
-#undef GEMM_MMA_STAGE
+#undef GEMM_MAINLOOP
 #undef GEMM_MMA_WARP
