@@ -67,7 +67,9 @@
 #define GEMM_KERNEL_TEXT "gemm_kernel_sm100.h"
 #endif
 
-typedef enum gemm_act { GEMM_ACT_NONE = 0, GEMM_ACT_RELU = 1, GEMM_ACT_GELU = 2 } gemm_act;
+/* The activation of the default epilogue (gemm_epilogue.h): GELU is the exact erf form, GELU_TANH the tanh
+ * approximation GPT-2 uses (PyTorch's approximate="tanh"; kbd_gelu_tanh in kbd/tile_ops.h). */
+typedef enum gemm_act { GEMM_ACT_NONE = 0, GEMM_ACT_RELU = 1, GEMM_ACT_GELU = 2, GEMM_ACT_GELU_TANH = 3 } gemm_act;
 
 /* Operand tiles in shared memory. A row-major A (K contiguous) is a K-major tile, a column-major A an MN-major
  * one; for B (K x N) row-major means N contiguous, i.e. an MN-major N x K tile. */
@@ -128,6 +130,13 @@ typedef struct gemm_params {
 /* One consumer warpgroup's 128 x 128 f32 accumulator (registers on sm_90a, Tensor Memory on sm_100a): a named type,
  * since the per-variant MMA functions (gemm_variant.h) take it by pointer. */
 typedef KBD_ACC(f32, GEMM_WM, GEMM_BN) gemm_acc;
+/* One epilogue chunk of it as registers (the WGMMA_ACC fragment on sm_90a, a row per thread on sm_100a): what the
+ * epilogue hook works on (gemm_epilogue.h; docs/gemm.md, "Changing the epilogue"). Here rather than beside the hook,
+ * so a file can define its own hook before including gemm.cu (tests/gemm/gemm_hook_kernels.c). Kernel code only: a
+ * register tile's type needs the per-thread fragment of a device or CPU-machine pass, which plain host C lacks. */
+#if KBD_KERNEL_CODE
+typedef KBD_ACC_TILE(f32, GEMM_WM, GEMM_EPI_COLS) gemm_chunk;
+#endif
 
 /* Dynamic shared memory of one block: the ring (A tiles of both warpgroups and the B tile per stage), one
  * staging tile per consumer warpgroup, the barriers and the Tensor Memory slot (about 208 KiB for bf16). */

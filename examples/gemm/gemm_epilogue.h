@@ -1,17 +1,34 @@
-/* gemm_epilogue.h - one epilogue chunk, shared by both kernel texts (gemm_kernel.h for sm_90a, gemm_kernel_sm100.h
- * for sm_100a): gemm_chunk_math computes y = act(alpha * y + beta * C + bias) for the GEMM_EPI_COLS columns c0.. of
- * the 128 rows r0.. of D (C and the bias are read with masked loads, so a chunk past D's edge reads nothing), and
- * gemm_chunk_store writes it with the TMA through the warpgroup's staging tile (clipped at D's edges). */
+/* gemm_epilogue.h - the epilogue of every kernel text (gemm_kernel.h for sm_90a, gemm_kernel_sm100.h and
+ * gemm_kernel_pair.h for sm_100a), one chunk of GEMM_EPI_COLS columns of a warpgroup's 128 accumulator rows at a
+ * time. The kernels call gemm_chunk_math (the epilogue hook below) and then gemm_chunk_store (the TMA store through
+ * the warpgroup's staging tile, clipped at D's edges). docs/gemm.md, "Changing the epilogue". */
 #ifndef GEMM_EPILOGUE_H
 #define GEMM_EPILOGUE_H
 
 #include "gemm.h"
 
-/* One chunk of an accumulator as registers (WGMMA_ACC fragment on sm_90a, a row per thread on sm_100a). */
-typedef KBD_ACC_TILE(f32, GEMM_WM, GEMM_EPI_COLS) gemm_chunk;
-
 #if KBD_KERNEL_CODE /* device code: nvcc's host pass skips it (docs/kernels.md) */
-KBD_DEV void gemm_chunk_math(gemm_chunk *y, const gemm_params *p, long long r0, long long c0) {
+/* ==== THE EPILOGUE HOOK =========================================================================================
+ *   void hook(gemm_chunk *y, const gemm_params *p, long long r0, long long c0)
+ * y   on entry: the f32 accumulator of D's rows r0 .. r0 + 127 and columns c0 .. c0 + 15, i.e. the sums over K of
+ *     A[r][k] B[k][c] and nothing else (no alpha, C or bias yet; for fp8 the per-tensor scales are in p->alpha).
+ *     On return: the values D gets. The store rounds them once to D's type (f32 when p->d_f32, else bf16).
+ *     Element (r, c) of y is D[r0 + r][c0 + c]. y is a register tile spread over the warpgroup's 128 threads (gemm.h,
+ *     gemm_chunk): use whole-tile calls (kbd/tile_ops.h), KBD_MAP(y, y, v, r, c, expr) for a formula of each element
+ *     and its coordinates, KBD_COLVEC / KBD_ROWVEC for per-column / per-row values (kbd_vec_load), kbd_load2d for
+ *     another M x N tensor (a residual: masked, so rows past M and columns past N read 0).
+ *     Rows past M and columns past N are computed but never stored.
+ * p   the kernel's gemm_params (gemm.h): alpha, beta, C, bias, act, m, n. A hook that needs more (a second bias, a
+ *     residual of its own, a scale vector) adds fields there and sets them in gemm_run.c.
+ * r0, c0  the chunk's first row and column in D.
+ * It runs on every chunk of every tile, so keep it to register arithmetic and masked loads: no barrier, no shared
+ * memory, and on sm_90a few live values (the 128 accumulator registers stay live beside it: 232 per thread in all).
+ *
+ * The default, gemm_epilogue_default: y = act(alpha y + beta C + bias), act from gemm_act. Another hook replaces it
+ * without editing this file: define GEMM_EPILOGUE to the function's name before this file is included (at the top of
+ * gemm.cu, or in a file that includes gemm.cu, as tests/gemm/gemm_hook_kernels.c does) and define the function in
+ * the same translation unit, before or after this file (after: it may call gemm_epilogue_default first). */
+KBD_DEV void gemm_epilogue_default(gemm_chunk *y, const gemm_params *p, long long r0, long long c0) {
   kbd_mul_s(*y, *y, p->alpha);
   if (p->beta != 0.0f) {
     gemm_chunk x;
@@ -30,8 +47,28 @@ KBD_DEV void gemm_chunk_math(gemm_chunk *y, const gemm_params *p, long long r0, 
     kbd_vec_load(bias, p->bias, c0, p->n);
     kbd_bcast_cols(*y, *y, bias, KBD_OP_ADD);
   }
-  if (p->act == GEMM_ACT_RELU) kbd_max_s(*y, *y, 0.0f);
-  if (p->act == GEMM_ACT_GELU) kbd_gelu(*y, *y);
+  /* one activation per path: with independent ifs the epilogue loop's longest path held both GELUs (kbd-inspect
+   * --loops: 1863 instructions per chunk instead of 1309 on sm_90a), and the path without one still tests act twice */
+  if (p->act >= GEMM_ACT_GELU) {
+    if (p->act == GEMM_ACT_GELU)
+      kbd_gelu(*y, *y);
+    else
+      kbd_gelu_tanh(*y, *y);
+  } else if (p->act == GEMM_ACT_RELU) {
+    kbd_max_s(*y, *y, 0.0f);
+  }
+}
+#ifdef GEMM_EPILOGUE
+/* the user's hook, defined before this point or after it (it may then call gemm_epilogue_default) */
+KBD_DEV void GEMM_EPILOGUE(gemm_chunk *y, const gemm_params *p, long long r0, long long c0);
+#else
+#define GEMM_EPILOGUE gemm_epilogue_default
+#endif
+/* ================================================================================================================ */
+
+/* The kernels' call: the hook. */
+KBD_DEV void gemm_chunk_math(gemm_chunk *y, const gemm_params *p, long long r0, long long c0) {
+  GEMM_EPILOGUE(y, p, r0, c0);
 }
 
 /* The chunk's store, by the warpgroup `me`: into its staging tile (out, or out16 over the same bytes for a bf16 D)

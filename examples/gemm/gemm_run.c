@@ -36,8 +36,9 @@ static kbd_status gemm_check(const gemm_args *a) {
   if (a->m > (1ll << 31) || a->n > (1ll << 31) || a->k > (1ll << 31))
     return kbd_status_make(KBD_ERR_INVALID, "gemm_run: m = %lld, n = %lld, k = %lld: each must be at most 2^31", a->m,
                            a->n, a->k);
-  if (a->act != GEMM_ACT_NONE && a->act != GEMM_ACT_RELU && a->act != GEMM_ACT_GELU)
-    return kbd_status_make(KBD_ERR_INVALID, "gemm_run: act = %d: GEMM_ACT_NONE, GEMM_ACT_RELU or GEMM_ACT_GELU",
+  if (a->act != GEMM_ACT_NONE && a->act != GEMM_ACT_RELU && a->act != GEMM_ACT_GELU && a->act != GEMM_ACT_GELU_TANH)
+    return kbd_status_make(KBD_ERR_INVALID,
+                           "gemm_run: act = %d: GEMM_ACT_NONE, GEMM_ACT_RELU, GEMM_ACT_GELU or GEMM_ACT_GELU_TANH",
                            a->act);
   if (a->fp8 && (a->a_col || !a->b_col))
     return kbd_status_make(KBD_ERR_INVALID,

@@ -4,8 +4,20 @@
 # drawn too. M, N in 1..700, K in 1..600; layouts, D type, alpha/beta, bias, activation, fp8, a persistent grid
 # of 1..4 blocks (several tiles per block) and clusters of 1 or 2 CTAs along M and along N at random. Fails on the first run that does not print "-> OK", naming
 # its command line.
-prog=$1 count=$2 seed=$3
-awk -v n="$count" -v seed="$seed" 'BEGIN {
+#   gemm_random.sh PROGRAM COUNT SEED --simple   the same for examples/gemm_simple, which takes M N K [grid] only:
+# the shapes drawn as above, a persistent grid of 1..4 blocks in half of the runs.
+prog=$1 count=$2 seed=$3 simple=${4:-}
+case "$simple" in "" | --simple) ;; *) echo "gemm_random.sh: 4th argument '$simple': only --simple" >&2; exit 2 ;; esac
+awk -v n="$count" -v seed="$seed" -v simple="$simple" 'BEGIN {
+  if (simple != "") {
+    srand(seed)
+    for (i = 0; i < n; ++i) {
+      m = 1 + int(rand() * 700); nn = 1 + int(rand() * 700); k = 1 + int(rand() * 600)
+      o = rand() < 0.5 ? " " (1 + int(rand() * 4)) : ""
+      printf "%d %d %d %d %d%s\n", int(rand() * 8), 1 + int(rand() * 2), m, nn, k, o
+    }
+    exit
+  }
   srand(seed)
   for (i = 0; i < n; ++i) {
     m = 1 + int(rand() * 700); nn = 1 + int(rand() * 700); k = 1 + int(rand() * 600)

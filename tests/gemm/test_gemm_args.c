@@ -6,6 +6,7 @@
  * its refusals - another layout, cluster options; sm_90a: the consumer-warpgroup kernel, and pair refused there).
  */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,6 +114,67 @@ static void test_valid(void **state) {
 #endif
 }
 
+/* Each activation of the default epilogue (gemm.h's gemm_act) with alpha, beta * C and the bias, f32 D, against a
+ * double reference of its own formula: y = 0.75 * A B + 0.5 * C + bias, then none, relu, gelu (erf) or gelu_tanh
+ * (GPT-2's 0.5 y (1 + tanh(sqrt(2/pi) (y + 0.044715 y^3)))). The tolerance is 4e-6 * (1 + |y|): the f32 epilogue's
+ * rounding and kbd_gelu_tanh's few ulp (kbd/tile_ops.h), far below the 1e-4 .. 2e-4 that the two GELU forms differ
+ * by around |y| = 1 .. 3, so each case also proves that the neighbouring activation's formula would fail it: a kernel
+ * that applied gelu for gelu_tanh (or nothing) fails here. */
+static double ga_act_ref(int act, double y) {
+  if (act == GEMM_ACT_RELU) return y > 0 ? y : 0;
+  if (act == GEMM_ACT_GELU) return 0.5 * y * (1.0 + erf(y / sqrt(2.0)));
+  if (act == GEMM_ACT_GELU_TANH)
+    return 0.5 * y * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (y + 0.044715 * y * y * y)));
+  return y;
+}
+static void test_activations(void **state) {
+  (void)state;
+  float hbias[GA_N];
+  for (int j = 0; j < GA_N; ++j)
+    hbias[j] = (float)(j % 9 - 4) / 8.0f;
+  float *bias;
+  assert_int_equal(kbd_malloc((void **)&bias, sizeof hbias).code, KBD_OK);
+  assert_int_equal(kbd_copy_to_device(bias, hbias, sizeof hbias).code, KBD_OK);
+  float *hc = malloc(sizeof(float) * GA_M * GA_N), *hd = malloc(sizeof(float) * GA_M * GA_N);
+  assert_non_null(hc), assert_non_null(hd);
+  for (int i = 0; i < GA_M * GA_N; ++i)
+    hc[i] = (float)(i % 11 - 5) / 4.0f;
+  float *c;
+  assert_int_equal(kbd_malloc((void **)&c, sizeof(float) * GA_M * GA_N).code, KBD_OK);
+  assert_int_equal(kbd_copy_to_device(c, hc, sizeof(float) * GA_M * GA_N).code, KBD_OK);
+  const int acts[] = {GEMM_ACT_NONE, GEMM_ACT_RELU, GEMM_ACT_GELU, GEMM_ACT_GELU_TANH};
+  for (int ai = 0; ai < 4; ++ai) {
+    const int act = acts[ai];
+    gemm_args g = ga_valid();
+    g.d_f32 = 1, g.d = ga_d, g.ldd = GA_N;
+    g.c = c, g.ldc = GA_N; /* f32, as D */
+    g.alpha = 0.75f, g.bias = bias, g.act = act;
+    const kbd_status st = gemm_run(&g, NULL);
+    if (st.code != KBD_OK) fail_msg("act %d: %s", act, st.msg);
+    assert_int_equal(kbd_copy_to_host(hd, ga_d, sizeof(float) * GA_M * GA_N).code, KBD_OK);
+    int told_apart = 0; /* elements where the other formula (gelu <-> gelu_tanh, none <-> relu) is out of tolerance */
+    const int other = act == GEMM_ACT_GELU        ? GEMM_ACT_GELU_TANH
+                      : act == GEMM_ACT_GELU_TANH ? GEMM_ACT_GELU
+                      : act == GEMM_ACT_RELU      ? GEMM_ACT_NONE
+                                                  : GEMM_ACT_RELU;
+    for (int i = 0; i < GA_M; ++i)
+      for (int j = 0; j < GA_N; ++j) {
+        double y = 0;
+        for (int q = 0; q < GA_K; ++q)
+          y += (double)((i * GA_K + q) % 7 - 3) / 4.0 * ((q * GA_N + j) % 5 - 2) / 4.0;
+        y = 0.75 * y + 0.5 * hc[i * GA_N + j] + hbias[j];
+        const double ref = ga_act_ref(act, y), got = hd[i * GA_N + j], tol = 4e-6 * (1.0 + fabs(y));
+        if (fabs(got - ref) > tol)
+          fail_msg("act %d: D[%d][%d] = %.9g, want %.9g (pre-activation %.9g)", act, i, j, got, ref, y);
+        told_apart += fabs(ga_act_ref(other, y) - ref) > tol;
+      }
+    if (told_apart < 10)
+      fail_msg("act %d: only %d elements tell it from act %d: the check is blind", act, told_apart, other);
+  }
+  free(hc), free(hd);
+  kbd_free(c), kbd_free(bias);
+}
+
 /* One changed field, the message fragment it must produce. */
 typedef struct ga_case {
   const char *what, *msg;
@@ -212,6 +274,7 @@ static void test_zero_sizes(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_valid),
+      cmocka_unit_test(test_activations),
       cmocka_unit_test(test_rejects),
       cmocka_unit_test(test_zero_sizes),
   };

@@ -45,7 +45,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TABLE = os.path.join(HERE, "budgets.txt")
 UNITS = [("examples/gemm/gemm.cu", "examples/gemm"),
          ("examples/attention/attention.cu", "examples/attention"),
-         ("examples/attention/attention_f16.cu", "examples/attention")]
+         ("examples/attention/attention_f16.cu", "examples/attention"),
+         ("examples/gemm_simple/gemm_simple.cu", "examples/gemm_simple")]
 CLASSES = ["mufu", "fp32", "fp32x2", "fp16x2", "convert", "int", "uniform", "move", "sync", "memory", "control",
            "warp", "other"]
 EXACT = ["mma", "tc"]
