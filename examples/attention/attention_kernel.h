@@ -194,8 +194,27 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       const int k0 = kb * ATTN_KB;
       if (attn_block_masked(mr0, mrows, k0, ATTN_KB, p.seq_q, p.seq_k, p.causal)) {
         const int shift = p.seq_k - p.seq_q;
-        KBD_MAP(sc, sc, x, r, c,
-                k0 + c < p.seq_k && (!p.causal || k0 + c <= (mr0 + r) % p.seq_q + shift) ? x : -INFINITY);
+        if (p.seq_q >= ATTN_WM) {
+          /* a row's query index (mr0 + r) % seq_q without a divide per element (a 32-bit modulo is ~20
+           * instructions): r < ATTN_WM <= seq_q, so it wraps at most once past q0 */
+          const int q0 = mr0 % p.seq_q;
+          KBD_MAP(sc, sc, x, r, c,
+                  k0 + c < p.seq_k &&
+                          (!p.causal || k0 + c <= (q0 + r >= p.seq_q ? q0 + r - p.seq_q : q0 + r) + shift)
+                      ? x
+                      : -INFINITY);
+        } else {
+          /* decode and short prompts (the group's heads are packed seq_q rows apart): t = q0 + r < 2 ATTN_WM, and
+           * t / seq_q from a reciprocal rounded up is exact there (the product's error is far below 1 / seq_q,
+           * and an exact quotient is never rounded below itself), so the modulo is 4 instructions, not a divide */
+          const int q0 = mr0 % p.seq_q;
+          const float inv = nextafterf(1.0f / (float)p.seq_q, INFINITY);
+          KBD_MAP(sc, sc, x, r, c,
+                  k0 + c < p.seq_k &&
+                          (!p.causal || k0 + c <= q0 + r - (int)((float)(q0 + r) * inv) * p.seq_q + shift)
+                      ? x
+                      : -INFINITY);
+        }
       }
       /* online softmax: sc becomes P_j = exp(scale (S_j - m)); O, which holds the blocks before j, moves to the
        * new max. In chunks of columns: on sm_90a the chunk is registers of the accumulator itself (constant

@@ -61,7 +61,7 @@ KBD_DEV int GEMM_KTILES(long long k) {
  * table (LDC + BRX) every k-block. */
 #define GEMM_MAINLOOP KBD_CAT(GEMM_VARIANT, _mainloop)
 KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *l, int g, int ktiles, kbd_pipe *ps,
-                           kbd_mbarrier *full, kbd_mbarrier *empty, int csize, uint32_t peers) {
+                           kbd_mbarrier *full, kbd_mbarrier *empty, int csize, const gemm_cluster *cl) {
   for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(ps)) {
     const int s = ps->stage;
     GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + g);
@@ -69,7 +69,7 @@ KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *
     kbd_mbarrier_wait(&full[s], ps->phase);
     kbd_mma(*acc, a, b, kt > 0);
     if (csize > 1)
-      kbd_mma_release_mc(*acc, &empty[s], peers); /* the stage is free in this CTA and its peers */
+      kbd_mma_release_mc(*acc, &empty[s], cl->peers); /* the stage is free in this CTA and its peers */
     else
       kbd_mma_release(*acc, &empty[s]);
   }

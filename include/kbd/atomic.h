@@ -23,9 +23,10 @@
  *
  * Progress between blocks: the GPU does not promise that a block waiting for a later block is ever
  * co-resident with it; take block order from an atomic ticket (KBD_ONE_LANE + kbd_atomic_add_u32) so a
- * block only ever waits for blocks that started before it. The CPU machine keeps up to 64 blocks per host
- * thread in flight, switching away from a block whose warps all spin, and reports a cross-block deadlock
- * (every running block spins and no flag changes for KBD_CPU_SPIN_TIMEOUT_MS, default 200 ms).
+ * block only ever waits for blocks that started before it. The CPU machine keeps as many blocks in flight as
+ * the emulated GPU holds resident (SMs x blocks per SM, docs/cpu-machine.md "Residency"), switching away from a
+ * block whose warps all spin, and reports a cross-block deadlock (every running block spins and no flag changes
+ * for KBD_CPU_SPIN_TIMEOUT_MS, default 200 ms), naming residency when the block waited for cannot start.
  */
 #ifndef KBD_ATOMIC_H
 #define KBD_ATOMIC_H

@@ -109,9 +109,13 @@
 #define KBD__MMA_RULE_I32ACC                                                                                           \
   "kbd_mma: s8/u8 operands accumulate in an i32 accumulator (the MMA's s32 D), and only they do (ptx-reference "       \
   "4.1, 5.4)"
+/* The tcgen05 kind::i8 list is PTX ISA 9.2 Table 39's (cta_group::1: "N = {8, 16, 24, 32, 48, ... 256} steps of 16
+ * after N > 32"), which keeps N = 24 where CuTe's SM100_MMA_S8 asserts 8 or a multiple of 16 (ptx-reference 9,
+ * item 13); the wgmma s8 list (ptx-reference 4.1) is the same. ptxas cannot check it: N is in the instruction
+ * descriptor, a register. */
 #define KBD__MMA_RULE_I8N                                                                                              \
   "kbd_mma: with s8/u8 operands N must be 8, 16, 24 or 32..256 in steps of 16 (wgmma and tcgen05 kind::i8 have no "    \
-  "n40, n56, ...; ptx-reference 4.1, 5.4)"
+  "n40, n56, ...: PTX ISA 9.2 Table 39, tcgen05.mma kind::i8 cta_group::1; ptx-reference 4.1, 5.4, 9 item 13)"
 #define KBD__ACC_RULE_M90 "kbd: KBD_ACC on sm_90a: M must be a multiple of 64 (one wgmma m64 block per 64 rows)"
 #define KBD__ACC_RULE_M100                                                                                             \
   "kbd: KBD_ACC on sm_100a: M must be 64 or a multiple of 128 (tcgen05.mma M = 64 or 128; Tensor Memory has 128 "      \

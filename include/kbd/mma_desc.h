@@ -403,7 +403,8 @@ KBD_HD int kbd__mma_dtype_ok(int a, int d) {
   return 0;
 }
 /* N rules shared by wgmma and tcgen05 cta_group::1: 8..256 step 8; 8-bit integers: 8, 16, 24, then 32..256
- * step 16 (§4.1, §5.4; ptxas rejects m64n40k32 for s8). */
+ * step 16 (§4.1, §5.4; ptxas rejects m64n40k32 for s8; for tcgen05.mma kind::i8 exactly PTX ISA 9.2 Table 39's
+ * list, N = 24 included although CuTe's SM100_MMA_S8 leaves it out: ptx-reference §9 item 13). */
 KBD_HD int kbd__mma_n_ok(int kind, int n) {
   if (n < 8 || n > 256 || n % 8 != 0) return 0;
   return kind != KBD_MMA_KIND_I8 || n <= 24 || n % 16 == 0;

@@ -21,9 +21,9 @@
  * The algebra (docs/attention.md): after blocks 1..j, max = m_j and sum = sum_k exp(scale (s_k - m_j)); a new
  * block with a larger max multiplies everything so far by exp(scale (m_{j-1} - m_j)) - the sum here, the
  * output accumulator with kbd_softmax_rescale - and the final division by the sum gives the softmax of all
- * blocks, read once. Each element costs an FADD, an FMUL and one EX2: p = exp2((s - m) * scale log2 e). Fast
- * attention kernels fold it into one FFMA (s * c - m * c); kbd does not, because the rounding of m * c then
- * becomes the max element's exponent (scores past ~1e9 overflow) and an unchanged max stops rescaling by exactly 1.
+ * blocks, read once. Each element costs one FFMA and one EX2: p = exp2(s * c - m * c), c = scale log2 e, as fast
+ * attention kernels compute it, while every row of the warp has |m * c| < 256 (the error bound is at KBD_SOFTMAX_FMA_MAX below); a warp with a larger shift takes the exact (s - m) * c (an FADD more), so
+ * huge scores never overflow. The rescale is always exact: an unchanged max rescales by exactly 1.
  *
  * Tiles: s and p are f32 tiles of one shape in any layout a row reduction takes (ROW, WGMMA_ACC, MMA_C,
  * TMEM_ACC: kbd/reduce_tile.h); the row max and sum are kbd_reduce_rows, so their cost and barriers are its
@@ -78,14 +78,21 @@
 /* Per-slot math, shared by the GPU and the CPU path (KBD_HD: one definition). A row with no finite max yet
  * is scaled as if its max were 0, so -inf - (-inf) never appears. */
 KBD_HD float kbd_softmax_shift_(float m) { return m == -INFINITY ? 0.0f : m; }
-/* The exponents are (s - m) * scale log2e, not s * c - m * c in one FFMA: the subtraction is exact for the row's
- * max (its exponent is exactly 0, however large the scores), and an unchanged max rescales by exactly 1 (with
- * the FFMA form ptxas fuses, the rounding error of m * c became the exponent: scores past ~1e9 overflowed, and
- * the running sum drifted by 2^(error) per block). One FADD more per element. */
+/* The exponent of an element: (s - m) * c with c = scale log2e is exact for the row's max (0, however large the
+ * scores), but costs an FADD and an FMUL per element; FlashAttention's s * c - m * c is one FFMA, whose error is
+ * d = m * c - rn(m * c), the same for every element of the row, so every p of the row is scaled by 2^d: a factor
+ * the final o / sum cancels, except that blocks computed at different maxima mix 2^d_old and 2^d_new. kbd takes the
+ * FFMA only while every row of the warp has |m * c| < KBD_SOFTMAX_FMA_MAX = 2^8: then |d| <= 2^-16 and the mixing
+ * error is below 2^-16 relative per change of the max, far under P's 16-bit rounding (2^-9). A warp with a larger
+ * shift (scores past ~256 / (scale log2e), or +-inf) takes the exact form, so huge scores stay exact and never
+ * overflow. The rescale of o and the sum keeps the exact form always: an unchanged max rescales by exactly 1. */
+#define KBD_SOFTMAX_FMA_MAX 256.0f
 /* 2^x is ex2.approx.ftz (kbd_hw_ex2_ftz_f32): exp2f's subnormal fix-up cost more instructions per element than the
  * exponential; a probability below 2^-126 becomes 0 (next to the row's max term, 1, it is far below f32's epsilon,
  * and P is rounded to 16 bits anyway). */
 KBD_HD float kbd_softmax_exp_(float s, float shift, float sl2) { return kbd_hw_ex2_ftz_f32((s - shift) * sl2); }
+/* the fast form: msl2 = shift * sl2 of the row, |msl2| < KBD_SOFTMAX_FMA_MAX */
+KBD_HD float kbd_softmax_exp_fma_(float s, float sl2, float msl2) { return kbd_hw_ex2_ftz_f32(fmaf(s, sl2, -msl2)); }
 KBD_HD float kbd_softmax_rescale_of_(float m_old, float m_new, float sl2) {
   return m_new == -INFINITY ? 1.0f : kbd_hw_ex2_ftz_f32((m_old - m_new) * sl2);
 }
@@ -121,7 +128,10 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
     KBD_ROWVEC(f32, s) kbd_sbm_; /* this block's row max */                                                            \
     kbd_reduce_rows(kbd_sbm_, s, KBD_RED_MAX);                                                                         \
     float kbd_sms_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)];                                                           \
+    float kbd_smc_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)]; /* shift * sl2: the FFMA form's row term */             \
+    int kbd_sfa_[KBD_LANES_HELD];                            /* every row of the lane allows the FFMA form */      \
     for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
+      kbd_sfa_[kbd_sul_] = 1;                                                                                          \
       KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_) {                              \
         const float kbd_so_ = (st).row_max.v[kbd_sul_][kbd_suk_];                                                      \
         const float kbd_sn_ =                                                                                          \
@@ -130,12 +140,23 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
         (st).row_scale.v[kbd_sul_][kbd_suk_] = kbd_softmax_rescale_of_(kbd_so_, kbd_sn_, kbd_sl2_);                    \
         (st).row_max.v[kbd_sul_][kbd_suk_] = kbd_sn_;                                                                  \
         kbd_sms_[kbd_sul_][kbd_suk_] = kbd_softmax_shift_(kbd_sn_);                                                    \
+        kbd_smc_[kbd_sul_][kbd_suk_] = kbd_sms_[kbd_sul_][kbd_suk_] * kbd_sl2_;                                        \
+        if (!(fabsf(kbd_smc_[kbd_sul_][kbd_suk_]) < KBD_SOFTMAX_FMA_MAX)) kbd_sfa_[kbd_sul_] = 0;                      \
       }                                                                                                                \
     }                                                                                                                  \
     const kbd_rt_plan kbd_sup_ = KBD__T_PLAN(s, KBD__RT_ROWS);                                                         \
-    for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
-      KBD_UNROLL for (int kbd_sui_ = 0; kbd_sui_ < KBD_NPT(s); ++kbd_sui_)(p).v[kbd_sul_][kbd_sui_] =                  \
-          kbd_softmax_exp_((s).v[kbd_sul_][kbd_sui_], kbd_sms_[kbd_sul_][kbd_rt_slot(kbd_sup_, kbd_sui_)], kbd_sl2_);  \
+    if (kbd_hw_vote_all(kbd_sfa_, KBD_SITE)) { /* the warp's choice: one branch, the same for all its lanes */      \
+      for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                  \
+        KBD_UNROLL for (int kbd_sui_ = 0; kbd_sui_ < KBD_NPT(s); ++kbd_sui_)(p).v[kbd_sul_][kbd_sui_] =                \
+            kbd_softmax_exp_fma_((s).v[kbd_sul_][kbd_sui_], kbd_sl2_,                                                  \
+                                 kbd_smc_[kbd_sul_][kbd_rt_slot(kbd_sup_, kbd_sui_)]);                                 \
+      }                                                                                                                \
+    } else {                                                                                                           \
+      for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                  \
+        KBD_UNROLL for (int kbd_sui_ = 0; kbd_sui_ < KBD_NPT(s); ++kbd_sui_)(p).v[kbd_sul_][kbd_sui_] =                \
+            kbd_softmax_exp_((s).v[kbd_sul_][kbd_sui_], kbd_sms_[kbd_sul_][kbd_rt_slot(kbd_sup_, kbd_sui_)],           \
+                             kbd_sl2_);                                                                                \
+      }                                                                                                                \
     }                                                                                                                  \
     KBD_ROWVEC(f32, s) kbd_sbs_; /* this block's row sums */                                                           \
     kbd_reduce_rows(kbd_sbs_, p, KBD_RED_SUM);                                                                         \

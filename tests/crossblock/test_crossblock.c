@@ -78,8 +78,9 @@ static void test_chain_forward(void **state) {
     for (int s = 0; s < 3; ++s) run_chain(200, 0, threads[t], seeds[s]);
 }
 
-/* Every block waits for a LATER block: only possible because the machine keeps waiting blocks resident
- * and starts the next ones (64 per host thread). */
+/* Every block waits for a LATER block: legal only while the whole grid is resident, as here (60 and 100 blocks
+ * of 64 threads; the emulated GPU holds 32 per SM), so the machine must keep waiting blocks resident and start the
+ * next ones on any thread count. A grid past residency is a deadlock (test_residency.c). */
 static void test_chain_backward(void **state) {
   (void)state;
   run_chain(60, 1, "1", "0");

@@ -21,8 +21,8 @@
 
 #include "machine_test.h"
 
-/* the example's kernels with the release broken (the kernel text itself is unchanged; `cl` is its gemm_cluster in the
- * sm_90a kernel text and points to it in the sm_100a MMA warp, gemm_variant.h) */
+/* the example's kernels with the release broken (the kernel text itself is unchanged; `cl` points to its gemm_cluster
+ * in the sm_90a consumers' main loop and the sm_100a MMA warp, gemm_variant.h) */
 static int broken_column_only; /* 0: local, 1: column only */
 #include <kbd/mma.h>
 #undef kbd_mma_release_mc
@@ -31,7 +31,7 @@ static int broken_column_only; /* 0: local, 1: column only */
   do {                                                                                                                 \
     (void)(mask);                                                                                                      \
     if (broken_column_only)                                                                                            \
-      kbd__mma_release_mc_(acc, empty, cl.col);                                                                        \
+      kbd__mma_release_mc_(acc, empty, cl->col);                                                                        \
     else                                                                                                               \
       kbd_mma_release(acc, empty);                                                                                     \
   } while (0)

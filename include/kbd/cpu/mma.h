@@ -163,6 +163,11 @@ static inline void kbd_cpu_ts_reset(kbd_cpu_mma_state *S);
 static inline void kbd_cpu_ts_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t taddr, int shape, int regs,
                                  KBD_SITE_PARAMS);
 static inline void kbd_cpu_ts_wait_st(kbd_cpu_warp *w, kbd_cpu_mma_state *S);
+/* cpu/mma_ts.h: the registers of a tcgen05.ld in flight until tcgen05.wait::ld */
+static inline void kbd_cpu_ld_issue(void *d, int ld, int shape, int n, KBD_SITE_PARAMS);
+static inline void kbd_cpu_ld_wait(KBD_SITE_PARAMS);
+static inline void kbd_cpu_ld_pending_cells(const void *c, int ld, int regs, const char *what, const char *verb,
+                                            KBD_SITE_PARAMS);
 static inline void kbd_cpu_ts_retire(kbd_cpu_warp *w, kbd_cpu_mma_state *S, const kbd_cpu_umma *u);
 static inline void kbd_cpu_ts_check_d(kbd_cpu_warp *w, kbd_cpu_mma_state *S, uint32_t lane, uint32_t col, int m, int n,
                                       KBD_SITE_PARAMS);
@@ -1385,6 +1390,7 @@ static inline void kbd_hw_tmem_ld(void *d, int ld, uint32_t taddr, int shape, in
       S->tm_rclk[x] = now;
       S->tm_rwho[x] = (uint16_t)me;
     }
+  kbd_cpu_ld_issue(d, ld, shape, n, KBD_SITE_ARGS); /* in flight until tcgen05.wait::ld (cpu/mma_ts.h) */
 }
 
 /* A tcgen05.st over cell x must come after the cell's last read (tcgen05.ld) and last write (a tcgen05.st, or an
@@ -1441,6 +1447,7 @@ static inline void kbd_hw_tmem_st(uint32_t taddr, const void *s, int ld, int sha
   kbd_cpu_tcgen05_warp(w, "tcgen05.st", KBD_SITE_ARGS);
   kbd_cpu_mma_state *S = kbd_cpu_tmem_state(cta);
   const int regs = kbd_cpu_tmem_access(w, S, taddr, shape, n, "tcgen05.st", KBD_SITE_ARGS);
+  kbd_cpu_ld_pending_cells(s, ld, regs, "tcgen05.st", "reads", KBD_SITE_ARGS); /* not a load's registers in flight */
   const uint32_t now = w->clk[w->gid];
   for (int l = 0; l < 32; ++l)
     for (int j = 0; j < regs; ++j) {
@@ -1453,7 +1460,10 @@ static inline void kbd_hw_tmem_st(uint32_t taddr, const void *s, int ld, int sha
   kbd_cpu_ts_st(w, S, taddr, shape, regs, KBD_SITE_ARGS); /* pending until wait::st; not over a pending MMA's A */
 }
 
-static inline void kbd_hw_tmem_wait_ld(KBD_SITE_PARAMS) { kbd_cpu_mma_arch(100, "tcgen05.wait::ld", KBD_SITE_ARGS); }
+static inline void kbd_hw_tmem_wait_ld(KBD_SITE_PARAMS) {
+  kbd_cpu_mma_arch(100, "tcgen05.wait::ld", KBD_SITE_ARGS);
+  kbd_cpu_ld_wait(KBD_SITE_ARGS); /* the loads' values arrive in their registers now */
+}
 static inline void kbd_hw_tmem_wait_st(KBD_SITE_PARAMS) {
   kbd_cpu_mma_arch(100, "tcgen05.wait::st", KBD_SITE_ARGS);
   kbd_cpu_warp *w = kbd_cpu_self();

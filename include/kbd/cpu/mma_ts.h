@@ -40,12 +40,29 @@ typedef struct kbd_cpu_ts_read {
   int line;
 } kbd_cpu_ts_read;
 
+/* A tcgen05.ld of the warp whose tcgen05.wait::ld has not come yet (see "Registers of a tcgen05.ld in flight"
+ * below): its destination cells d[l * ld + j] (lanes l < 32, registers j < regs), where its values wait in the
+ * warp's stash, and its site. */
+typedef struct kbd_cpu_ldp {
+  uint32_t *d;
+  int ld, regs;
+  uint32_t at; /* first word in the warp's stash: value of (l, j) at at + l * regs + j */
+  const char *file;
+  int line;
+} kbd_cpu_ldp;
+#define KBD_CPU_LDP_MAX 16     /* tcgen05.ld in flight per warp (CPU machine limit) */
+#define KBD_CPU_LDP_WORDS 8192 /* their registers x 32 lanes: a thread has at most 255 registers to load into */
+
 typedef struct kbd_cpu_ts_state {
   uint16_t pend[KBD_TMEM_LANES * KBD_TMEM_COLS]; /* group index + 1 of the warp whose tcgen05.st of the cell is not
                                                     waited for (tcgen05.wait::st); 0: none */
   uint16_t c0[KBD_CPU_MAX_WARPS], c1[KBD_CPU_MAX_WARPS]; /* columns [c0, c1) of the warp's unwaited stores */
   kbd_cpu_ts_read rd[KBD_CPU_TS_READS];
-  int nrd; /* entries written so far (the ring holds the last KBD_CPU_TS_READS) */
+  int nrd;                                             /* entries written so far (the ring holds the last ones) */
+  int nldp[KBD_CPU_MAX_WARPS];                         /* tcgen05.ld in flight per warp */
+  kbd_cpu_ldp ldp[KBD_CPU_MAX_WARPS][KBD_CPU_LDP_MAX]; /* ... and each of them */
+  /* last (a new CTA does not clear it, and calloc leaves the pages of warps that never load untouched): */
+  uint32_t stash[KBD_CPU_MAX_WARPS][KBD_CPU_LDP_WORDS];
 } kbd_cpu_ts_state;
 
 static inline kbd_cpu_ts_state *kbd_cpu_ts_of(kbd_cpu_mma_state *S) {
@@ -61,7 +78,7 @@ static inline kbd_cpu_ts_state *kbd_cpu_ts_of(kbd_cpu_mma_state *S) {
 
 /* A new CTA: nothing of the last one's stores and reads is pending. */
 static inline void kbd_cpu_ts_reset(kbd_cpu_mma_state *S) {
-  if (S->ts) memset(S->ts, 0, sizeof(kbd_cpu_ts_state));
+  if (S->ts) memset(S->ts, 0, offsetof(kbd_cpu_ts_state, stash));
 }
 
 /* Does an A of m rows at (alane, acol), ncols columns, use Tensor Memory cell (lane, col)? */
@@ -355,6 +372,119 @@ static inline void kbd_hw_tmem_a_cols(int k0, int cols, int kcols, KBD_SITE_PARA
                   "kbd_tmem_a_store: k0 = %d: a %d-column view of a %d-column (K) A operand needs k0 a multiple of 8 "
                   "in 0..%d",
                   k0, cols, kcols, kcols - cols);
+}
+
+/* ---- Registers of a tcgen05.ld in flight ----------------------------------------------------------------------
+ * tcgen05.ld is asynchronous: its destination registers hold the loaded values only after the warp's
+ * tcgen05.wait::ld (ptx-reference 5.3, 5.8); before it a read gets whatever the register held, and a write races
+ * with the load's. kbd_acc_load waits itself; the raw twin kbd_hw_tmem_ld leaves the wait to its caller. The
+ * machine cannot watch plain C reads of registers (they are host memory), so it does the best it can at both ends:
+ *   - at the ld (kbd_cpu_ld_issue), the loaded values go to the warp's stash and the destination cells get
+ *     KBD_CPU_LD_POISON, a signalling-NaN pattern: arithmetic on a cell read too early gives NaN (f32 keeps the
+ *     payload, quieted), not a plausible stale value;
+ *   - kbd operations that take registers by address check them against the warp's loads in flight
+ *     (kbd_cpu_ld_pending_cells): a tcgen05.st of such cells, a second tcgen05.ld into them - a KBD_ERR_RACE naming
+ *     the reading call's file:line and the tcgen05.ld's;
+ *   - at tcgen05.wait::ld (kbd_cpu_ld_wait), a cell that no longer holds the poison was written before the load
+ *     completed (its value would land over that write at an unknown time): KBD_ERR_RACE at the wait naming the ld;
+ *     then the stash is delivered into the registers.
+ * A plain C read before the wait is not reported: it only sees the poison (docs/cpu-machine.md, "what the machine
+ * cannot see"). These are hooks of the twins in cpu/mma.h: kbd_hw_tmem_ld calls kbd_cpu_ld_issue after writing its
+ * registers, kbd_hw_tmem_st calls kbd_cpu_ld_pending_cells on its source first, kbd_hw_tmem_wait_ld calls
+ * kbd_cpu_ld_wait, so every raw tcgen05.ld is checked (tests/mma/test_tmem_ld_wait.c). */
+#define KBD_CPU_LD_POISON 0x7FA7E1D0u /* f32 signalling NaN, payload 0x27E1D0 */
+
+/* The record of warp wi's load in flight whose destination holds the 32-bit cell p, or NULL. */
+static inline const kbd_cpu_ldp *kbd_cpu_ldp_find(const kbd_cpu_ts_state *T, int wi, const void *p) {
+  for (int i = 0; i < T->nldp[wi]; ++i) {
+    const kbd_cpu_ldp *r = &T->ldp[wi][i];
+    const uintptr_t a = (uintptr_t)p, b = (uintptr_t)r->d;
+    if (a < b || (a - b) % 4u) continue;
+    const size_t k = (a - b) / 4u;
+    if (k / (size_t)r->ld < 32u && k % (size_t)r->ld < (size_t)r->regs) return r;
+  }
+  return NULL;
+}
+
+/* A kbd operation of the running warp reads (or overwrites) the 32-bit cells c[l * ld + j], l < 32, j < regs: none may
+ * be the destination of one of its tcgen05.ld still in flight. `what` names the operation, `verb` what it does. */
+static inline void kbd_cpu_ld_pending_cells(const void *c, int ld, int regs, const char *what, const char *verb,
+                                            KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  const kbd_cpu_mma_state *S = (const kbd_cpu_mma_state *)w->cta->mma;
+  const kbd_cpu_ts_state *T = S ? (const kbd_cpu_ts_state *)S->ts : NULL;
+  if (KBD_LIKELY(!T || T->nldp[w->id] == 0)) return;
+  for (int l = 0; l < 32; ++l)
+    for (int j = 0; j < regs; ++j) {
+      const uint32_t *x = (const uint32_t *)c + (size_t)l * (size_t)ld + (size_t)j;
+      const kbd_cpu_ldp *r = kbd_cpu_ldp_find(T, w->id, x);
+      if (KBD_UNLIKELY(r != NULL))
+        kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                      "%s %s lane %d's register %d, which the tcgen05.ld at %s:%d loads into, and this warp has "
+                      "executed no tcgen05.wait::ld since: the register does not hold the loaded value yet "
+                      "(kbd_hw_tmem_wait_ld after the ld, as kbd_acc_load does)",
+                      what, verb, l, (int)(((uintptr_t)x - (uintptr_t)r->d) / 4u % (uintptr_t)r->ld), r->file, r->line);
+    }
+}
+
+/* Hook of tcgen05.ld: the twin has checked the instruction and written the values into d (lane stride ld, shape and
+ * .xn as the twin's); from here they are in flight until the warp's tcgen05.wait::ld. */
+static inline void kbd_cpu_ld_issue(void *d, int ld, int shape, int n, KBD_SITE_PARAMS) {
+  const int regs = shape == KBD_TMEM_16X256B ? 4 * n : n;
+  kbd_cpu_warp *w = kbd_cpu_self();
+  /* the destination must not be another load's in flight: the two loads' writes are unordered */
+  kbd_cpu_ld_pending_cells(d, ld, regs, "tcgen05.ld", "loads into", KBD_SITE_ARGS);
+  kbd_cpu_ts_state *T = kbd_cpu_ts_of(kbd_cpu_tmem_state(w->cta));
+  int *nr = &T->nldp[w->id];
+  uint32_t at = 0;
+  for (int i = 0; i < *nr; ++i) {
+    const kbd_cpu_ldp *r = &T->ldp[w->id][i];
+    at = r->at + 32u * (uint32_t)r->regs > at ? r->at + 32u * (uint32_t)r->regs : at;
+  }
+  if (KBD_UNLIKELY(*nr == KBD_CPU_LDP_MAX || at + 32u * (uint32_t)regs > KBD_CPU_LDP_WORDS))
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "tcgen05.ld: %d loads (%u registers x 32 lanes) of this warp are already in flight, more than the "
+                  "CPU machine tracks (%d loads, %d words) and than a thread's 255 registers hold: "
+                  "kbd_hw_tmem_wait_ld first",
+                  *nr, at / 32u, KBD_CPU_LDP_MAX, KBD_CPU_LDP_WORDS);
+  kbd_cpu_ldp *r = &T->ldp[w->id][(*nr)++];
+  r->d = (uint32_t *)d;
+  r->ld = ld;
+  r->regs = regs;
+  r->at = at;
+  r->file = kbd_file_;
+  r->line = kbd_line_;
+  uint32_t *stash = T->stash[w->id] + at;
+  for (int l = 0; l < 32; ++l)
+    for (int j = 0; j < regs; ++j) {
+      uint32_t *x = r->d + (size_t)l * (size_t)ld + (size_t)j;
+      stash[l * regs + j] = *x;
+      *x = KBD_CPU_LD_POISON;
+    }
+}
+
+/* Hook of tcgen05.wait::ld: the warp's loads complete; a cell written meanwhile is reported, then the values arrive. */
+static inline void kbd_cpu_ld_wait(KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mma_state *S = (kbd_cpu_mma_state *)w->cta->mma;
+  kbd_cpu_ts_state *T = S ? (kbd_cpu_ts_state *)S->ts : NULL;
+  if (!T || T->nldp[w->id] == 0) return;
+  for (int i = 0; i < T->nldp[w->id]; ++i) {
+    const kbd_cpu_ldp *r = &T->ldp[w->id][i];
+    const uint32_t *stash = T->stash[w->id] + r->at;
+    for (int l = 0; l < 32; ++l)
+      for (int j = 0; j < r->regs; ++j) {
+        uint32_t *x = r->d + (size_t)l * (size_t)r->ld + (size_t)j;
+        if (KBD_UNLIKELY(*x != KBD_CPU_LD_POISON))
+          kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                        "tcgen05.wait::ld: lane %d's register %d, which the tcgen05.ld at %s:%d loads into, was "
+                        "written before this wait: on the GPU the load's value lands over that write at an unknown "
+                        "time (wait first, then write; or load into other registers)",
+                        l, j, r->file, r->line);
+        *x = stash[l * r->regs + j];
+      }
+  }
+  T->nldp[w->id] = 0;
 }
 
 #endif /* KBD_MODE_CPU */

@@ -34,9 +34,6 @@
 #define KBD_CPU_MAX_GW (KBD_CPU_MAX_WARPS * KBD_CPU_MAX_GROUP)
 #define KBD_CPU_MAX_STATICS 64
 #define KBD_CPU_DEFAULT_STACK (256u * 1024u)
-/* Groups one host thread keeps in flight while earlier ones wait for other blocks. A block only waits for
- * blocks that started before it (kbd/atomic.h), so this bounds memory, not correctness, for such kernels. */
-#define KBD_CPU_MAX_RESIDENT 64
 
 typedef void (*kbd_cpu_entry)(const void *params);
 
@@ -321,6 +318,18 @@ typedef struct kbd_cpu_launch {
   int live_workers;            /* host threads still running blocks (atomic) */
   int stalled_workers;         /* of which only hold blocks waiting on other blocks (atomic) */
   long spin_timeout_ms;
+  /* residency (kbd/cpu/pool.h, docs/cpu-machine.md "Residency"): groups hold a slot from their start to their end,
+   * at most `cap` at once, however many host threads run them */
+  int sms;                     /* SMs of the emulated GPU: the arch's, or KBD_CPU_SMS */
+  int sms_set;                 /* ... set by KBD_CPU_SMS */
+  int regs;                    /* registers per thread known (KBD_CPU_REGS, a setmaxnreg budget); 0: unknown */
+  int regs_from;               /* where regs came from: KBD_CPU_REGS_* (kbd/cpu/pool.h) */
+  size_t foot;                 /* shared bytes per block known so far: dynamic + static declarations reached */
+  int per_sm;                  /* blocks per SM under the tightest limit */
+  int limit;                   /* which limit that is: KBD_CPU_LIM_* (kbd/cpu/pool.h) */
+  unsigned long long cap;      /* groups that may be resident at once (atomic: shrinks as statics are learned) */
+  unsigned long long resident; /* groups holding a slot (atomic) */
+  unsigned long long stuck;    /* 1 + the groups taken when a cross-block deadlock was first seen; 0: none (atomic) */
   /* trace */
   int trace_read;                  /* KBD_CPU_TRACE was read for this launch (kbd/cpu/trace.h) */
   unsigned long long trace_block1; /* 1 + the linear index of the traced block; 0: tracing off */

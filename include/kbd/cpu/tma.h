@@ -9,6 +9,12 @@
  *
  * The issue is a write of the destination by the issuing warp for the race checker: a refill of a buffer
  * some warp still reads, with no barrier wait ordering the read first, is a write-after-read race.
+ *
+ * Every deferred write checks its own destination where it writes (kbd_cpu_async_smem_dest, the global checks
+ * in kbd_cpu_store_finish), not only the issue: the landing code computes addresses of its own (swizzle, the
+ * tensor's edges, a peer CTA's shared memory for multicast and pairs), and a mistake there would otherwise write
+ * past the host buffer that emulates the memory - heap corruption far from its cause - instead of a KBD_ERR_BOUNDS
+ * report naming the issuing call.
  */
 #ifndef KBD_CPU_TMA_H
 #define KBD_CPU_TMA_H
@@ -33,6 +39,24 @@ static inline void kbd_cpu_bulk_rules(uint32_t bytes, const void *smem, const vo
                   what, bytes, smem, gmem);
 }
 
+/* The destination check of an asynchronous write into shared memory, made where the bytes land: [off, off + bytes)
+ * of CTA `to` lies in one of its shared allocations (the dynamic region or one static array), else KBD_ERR_BOUNDS
+ * at the issuing call (file:line: the copy's issue site; the write itself runs later, in a waiting warp). */
+static inline void kbd_cpu_async_smem_dest(kbd_cpu_cta *to, size_t off, size_t bytes, const char *what,
+                                           const char *file, int line) {
+  if (KBD_UNLIKELY(off > KBD_MAX_SMEM_BYTES || bytes > KBD_MAX_SMEM_BYTES - off))
+    kbd_cpu_fault(KBD_ERR_BOUNDS, file, line,
+                  "%s lands on shared-memory bytes [%zu, %zu), past the %u bytes a CTA's shared memory can hold", what,
+                  off, off + bytes, (unsigned)KBD_MAX_SMEM_BYTES);
+  (void)kbd_cpu_check_smem_in(to, to->smem + off, bytes, file, line, what);
+}
+
+/* A plain bulk copy lands (cp.async.bulk global -> shared): the destination checked, then the bytes. */
+static inline void kbd_cpu_bulk_land(kbd_cpu_cta *cta, const kbd_cpu_copy *c) {
+  kbd_cpu_async_smem_dest(cta, c->off, c->bytes, "kbd_bulk_load destination", c->file, c->line);
+  memcpy(cta->smem + c->off, c->src, c->bytes);
+}
+
 /* Records a copy into shared [off, off + bytes) of CTA `to` that completes on m, a barrier of CTA `cta`: the bytes
  * become pending writes of the issuing warp's async proxy now, and land (memcpy from src, or `land`) when a warp
  * waits on m. */
@@ -51,7 +75,7 @@ static inline void kbd_cpu_copy_issue_to(kbd_cpu_cta *to, kbd_cpu_cta *cta, kbd_
   c->off = off;
   c->src = src;
   c->land = land;
-  if (land) c->desc = ((const kbd_tensor_map *)src)->desc; /* a tensor box (kbd_cpu_tma_land) */
+  if (land && land != kbd_cpu_bulk_land) c->desc = ((const kbd_tensor_map *)src)->desc; /* a tensor box */
   for (int i = 0; i < 5; ++i)
     c->coord[i] = coord ? coord[i] : 0;
   c->bytes = bytes;
@@ -83,7 +107,7 @@ static inline void kbd_hw_bulk_load(void *dst, const void *src, uint32_t bytes, 
   const size_t off = kbd_cpu_check_smem(dst, bytes, KBD_SITE_ARGS, "kbd_bulk_load destination");
   kbd_cpu_global_access(src, bytes, KBD_CPU_G_READ, KBD_SITE_ARGS, "kbd_bulk_load source");
   kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_bulk_load", KBD_SITE_ARGS);
-  kbd_cpu_copy_issue(w, m, off, bytes, src, NULL, NULL, "kbd_bulk_load", KBD_SITE_ARGS);
+  kbd_cpu_copy_issue(w, m, off, bytes, src, kbd_cpu_bulk_land, NULL, "kbd_bulk_load", KBD_SITE_ARGS);
   kbd_cpu_prof_tma(0, bytes);
 }
 
@@ -206,12 +230,22 @@ static inline void kbd_cpu_tma_land(kbd_cpu_cta *cta, const kbd_cpu_copy *c) {
   const uint32_t E = kbd_tmap_dtype_bits((int)d->dtype) / 8, n0 = d->box_dims[0], lines = kbd_cpu_box_lines(d);
   const int swz = kbd_cpu_tmap_kbd_swizzle((int)d->swizzle);
   const uint32_t per = 16 / E; /* elements per 16-byte unit: every swizzle moves whole units */
+  const size_t box = (size_t)lines * n0 * E;
+  kbd_cpu_async_smem_dest(cta, c->off, box, "kbd_tma_load destination", c->file, c->line);
   for (uint32_t line = 0; line < lines; ++line) {
     long long goff;
     const int inb = kbd_cpu_box_line(d, c->coord, line, &goff);
     for (uint32_t i0 = 0; i0 < n0; i0 += per) {
       const long long g0 = (long long)c->coord[0] + i0;
-      unsigned char *dst = cta->smem + kbd_swizzle_apply(swz, (uint32_t)(c->off + (size_t)line * n0 * E + i0 * E));
+      const size_t at = kbd_swizzle_apply(swz, (uint32_t)(c->off + (size_t)line * n0 * E + i0 * E));
+      /* A swizzle permutes 16-byte units inside its span (32..128 bytes), and the box starts 128-byte aligned, so
+       * every unit stays inside the box the check above passed: a unit outside is a broken address computation. */
+      if (KBD_UNLIKELY(at < c->off || at + 16 > c->off + box))
+        kbd_cpu_fault(KBD_ERR_BOUNDS, c->file, c->line,
+                      "kbd_tma_load destination: line %u, element %u of the box lands at shared byte %zu, outside "
+                      "the box's bytes [%zu, %zu) (swizzle %s)",
+                      line, i0, at, c->off, c->off + box, kbd_tmap_swizzle_name((int)d->swizzle));
+      unsigned char *dst = cta->smem + at;
       if (inb && g0 >= 0 && g0 + per <= (long long)d->global_dims[0]) { /* the whole unit is inside */
         memcpy(dst, (const char *)d->global_address + goff + g0 * E, 16);
         continue;
@@ -312,9 +346,12 @@ static inline int kbd_cpu_reduce_ok(int op, int dt) {
 /* The store's source has been read: global memory gets the data. */
 static inline void kbd_cpu_store_finish(kbd_cpu_cta *cta, const kbd_cpu_store *st) {
   if (st->op == KBD_CPU_ST_BULK) {
+    kbd_cpu_check_global(st->dst, (const char *)st->dst + st->bytes, st->file, st->line, "kbd_bulk_store destination");
     memcpy((void *)st->dst, cta->smem + st->off, st->bytes);
     return;
   }
+  static const char *const dest[4] = {"kbd_tma_store destination", "kbd_tma_reduce_add destination",
+                                      "kbd_tma_reduce_min destination", "kbd_tma_reduce_max destination"};
   const kbd_tensor_map_desc *d = &((const kbd_tensor_map *)st->dst)->desc;
   const uint32_t E = kbd_tmap_dtype_bits((int)d->dtype) / 8, n0 = d->box_dims[0], lines = kbd_cpu_box_lines(d);
   const int swz = kbd_cpu_tmap_kbd_swizzle((int)d->swizzle);
@@ -329,6 +366,10 @@ static inline void kbd_cpu_store_finish(kbd_cpu_cta *cta, const kbd_cpu_store *s
       const unsigned char *s = cta->smem + kbd_swizzle_apply(swz, (uint32_t)(st->off + (size_t)line * n0 * E + i0 * E));
       const long long left = (long long)d->global_dims[0] - g0;
       const uint32_t n = left < (long long)per ? (uint32_t)left : per; /* a unit cut by the tensor's edge */
+      /* each unit's global bytes against the kbd_malloc registry where they are written (a few compares on the
+       * registry's per-thread cache): the edge clipping above is the only thing between the box and the memory
+       * past the tensor, and the issue checked the box through a clip of its own */
+      kbd_cpu_check_global(g, g + (size_t)n * E, st->file, st->line, dest[st->op & 3]);
       if (st->op == KBD_CPU_ST_STORE)
         memcpy(g, s, (size_t)n * E);
       else
