@@ -15,7 +15,7 @@
 #                    whose estimate does not fit in what is left is skipped and listed as skipped
 #   --quick          correctness and the two headline benchmarks (GEMM 8192^3 bf16 vs cuBLAS, attention vs cuDNN)
 #   --only LIST      run only these stages (detect and build always run): correctness, headline, torch,
-#                    sanitizers, bench, profile
+#                    sanitizers, bench, tune, profile
 #   --work DIR       build trees and raw logs (default <repo>/build/gpu-check)
 #   --deps DIR       what --prepare fetched (default <repo>/build/gpu-check-deps, found there when present)
 #   --jobs N         build jobs (default: every core)
@@ -52,7 +52,7 @@ done
 [ -z "$budget" ] || [[ $budget =~ ^[1-9][0-9]*$ ]] || die "--budget takes seconds, not '$budget'"
 [ -z "$jobs" ] || [[ $jobs =~ ^[1-9][0-9]*$ ]] || die "--jobs takes a positive number, not '$jobs'"
 [ "$plan_only" = 0 ] || [ "$rehearse" = 1 ] || die "--plan-only goes with --rehearse"
-all_stages="correctness headline torch sanitizers bench profile"
+all_stages="correctness headline torch sanitizers bench tune profile"
 for s in ${only//,/ }; do
   [[ " $all_stages " == *" $s "* ]] || die "--only: unknown stage '$s' (one of: $all_stages)"
 done
@@ -283,6 +283,10 @@ bench_base[tma_copy_f32_bench]="cudaMemcpy device-to-device"
 bench_args[device_bench]=""
 bench_base[device_bench]="CUB DeviceReduce::Sum / DeviceScan::InclusiveSum"
 headline_gemm="--shapes 8192x8192x8192 --types bf16"
+# The tuning stage (kbd/tune.h, docs/tuning.md): gemm_run measures every valid configuration of each of the GEMM
+# benchmark's bf16 shapes (B column-major: the CTA-pair kernel's layout, so sm_100a has its pair candidates too) and the
+# cost model's pick is compared with the measured best.
+tune_gemm_shapes="8192x8192x8192 4096x4096x4096 4095x4097x4096 1000x3000x2000 1x8192x8192 16x8192x8192 64x8192x8192 128x8192x8192"
 headline_attention="--only fwd --seqs 4096 --hdims 128"
 # Sanitizer runs: small problems (compute-sanitizer is 10-100x slower); examples not listed run with their defaults.
 declare -A san_args
@@ -326,6 +330,7 @@ make_plan() { # ARCH BUILD_DIR: the plan lines; fails when a GPU program has no 
   done <"$reg"
   echo "torch gemm_sm$arch --save, attention_sm$arch --save vs torch.matmul / scaled_dot_product_attention"
   echo "torch_bench attention, decode, gemm (PyTorch on the same device)"
+  echo "tune gemm_sm$arch --b-col --tune --no-check on ${tune_gemm_shapes// /,}: cost-model pick vs measured best"
   echo "profile transpose_sm$arch transpose_noswz_sm$arch gemm_sm$arch: ncu vs KBD_CPU_PROFILE"
   return $missing
 }
@@ -483,6 +488,39 @@ if stage_begin bench 150 "Benchmarks (each beside its baseline in the same run)"
     done
   else
     record bench torch_bench SKIP 0 "PyTorch with CUDA is not importable"
+  fi
+  stage_end
+fi
+
+# ---- tuning: the cost model's pick against the measured best ---------------------------------------------------------
+if stage_begin tune 60 "Tuning: gemm_run's cost-model pick vs the measured best (KBD_TUNE=1)"; then
+  tcache="$work/tune-cache.txt"
+  rm -f "$tcache" "$tcache.lock"
+  p=$(prog gemm)
+  for shape in $tune_gemm_shapes; do
+    # shellcheck disable=SC2086
+    run_prog tune "gemm $shape" 60 "$logs/tune-gemm-$shape.log" env KBD_TUNE=1 KBD_TUNE_LOG=1 KBD_TUNE_CACHE="$tcache" \
+      "$p" ${shape//x/ } --b-col --tune --no-check
+    # kbd_tune's log: "<op>: <name> median <ms> ms of <n>" per candidate, then the decision naming the model's pick
+    awk -v shape="$shape" '
+      / median / && /^kbd_tune: gemm: / { ms[$3] = $5 }
+      /^kbd_tune: gemm \[/ && /measured: / {
+        best = $0; sub(/.*measured: /, "", best); sub(/ .*/, "", best)
+        model = $0; sub(/.*model.s pick /, "", model); sub(/\).*/, "", model)
+      }
+      END {
+        if (best == "" || !(best in ms)) exit
+        loss = (model in ms) && ms[best] > 0 ? 100 * (ms[model] / ms[best] - 1) : -1
+        printf "BENCH tune gemm shape=%s best=%s best_ms=%s model=%s model_ms=%s model_right=%d loss_pct=%.1f\n", \
+          shape, best, ms[best], model, (model in ms) ? ms[model] : "-", model == best, loss
+      }' "$logs/tune-gemm-$shape.log" >>"$logs/tune-gemm.log"
+  done
+  record_figures tune "gemm_run picks" "$logs/tune-gemm.log"
+  if [ -s "$logs/tune-gemm.log" ]; then
+    awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
+           n++; right += f["model_right"]; if (f["loss_pct"] > worst) worst = f["loss_pct"]; if (f["loss_pct"] > 0) sum += f["loss_pct"] }
+         END { printf "Model right on %d of %d shapes; loss when wrong: mean %.1f%%, worst %.1f%%.\n", right, n,
+               (n > right ? sum / (n - right) : 0), worst }' "$logs/tune-gemm.log" >>"$summary"
   fi
   stage_end
 fi

@@ -41,6 +41,8 @@
 
 typedef enum attn_dtype { ATTN_BF16 = 0, ATTN_F16 = 1 } attn_dtype;
 
+struct kbd_tune_opts; /* kbd/tune.h */
+
 /* What the caller passes to attn_run (attention_run.c checks every field and names the wrong one). */
 typedef struct attn_args {
   attn_dtype dtype;
@@ -52,13 +54,20 @@ typedef struct attn_args {
   float *lse;            /* device [batch][heads_q][seq_q], or NULL */
   int splits;            /* 1: one pass over the keys; 2..ATTN_SPLITS_MAX: flash-decoding */
   void *workspace;       /* splits > 1: attn_workspace_bytes(args) bytes of device memory */
+  int kv_rows; /* rows from one k/v head to the next (a KV cache planned for a longer context): >= seq_k, or 0: seq_k
+                  (k and v contiguous); only the first seq_k rows of each head are read */
+  const struct kbd_tune_opts *tune; /* attn_pick_splits' picker (kbd/tune.h); NULL: kbd_tune_opts_default() */
 } attn_args;
 
 /* Checks args (a status naming the first wrong field, nothing launched) and runs the attention. */
 kbd_status attn_run(const attn_args *a);
 size_t attn_workspace_bytes(const attn_args *a);
-/* A split count for decode: enough blocks to fill `sms` multiprocessors, at least 2 key blocks per split. */
+/* A split count for decode, through kbd_tune_pick (docs/attention.md, "Choosing the configuration"): the cache, else
+ * the cost model's fastest of 1, 2, 4 .. ATTN_SPLITS_MAX with at least 2 key blocks per split, on `sms`
+ * multiprocessors (0: the device's). a->tune's force ("s8") takes one. Never fails: 1 when a is unusable. */
 int attn_pick_splits(const attn_args *a, int sms);
+/* The cost model's time in seconds of `splits` splits for a on `arch` (90, 100) with `sms` multiprocessors. */
+double attn_splits_estimate(const attn_args *a, int splits, int arch, int sms);
 
 /* ---- what the kernels see ---------------------------------------------------------------------------------- */
 

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <kbd/tune.h>
+#include <kbd/tune_table.h>
+
 #include "attention.h"
 
 typedef kbd_status (*attn_kernel_fn)(kbd_launch_cfg, attn_params);
@@ -49,6 +52,9 @@ static kbd_status attn_check(const attn_args *a) {
     return attn_bad("attn_run: scale = %g: must be finite and >= 0 (0 picks 1/sqrt(head_dim))", (double)a->scale);
   if (a->splits < 1 || a->splits > ATTN_SPLITS_MAX)
     return attn_bad("attn_run: splits = %d: must be in 1..%d", a->splits, ATTN_SPLITS_MAX);
+  if (a->kv_rows != 0 && a->kv_rows < a->seq_k)
+    return attn_bad("attn_run: kv_rows = %d is below seq_k = %d: each k/v head must hold seq_k rows (0: seq_k)",
+                    a->kv_rows, a->seq_k);
   if (a->splits > 1 && !a->workspace)
     return attn_bad("attn_run: splits = %d needs a workspace of attn_workspace_bytes() = %zu bytes", a->splits,
                     attn_workspace_bytes(a));
@@ -68,19 +74,93 @@ size_t attn_workspace_bytes(const attn_args *a) {
   return (size_t)a->splits * rows * ((size_t)a->head_dim + 1) * sizeof(float) + 128;
 }
 
-int attn_pick_splits(const attn_args *a, int sms) {
-  const int bm = attn_block_rows(a->head_dim), bn = ATTN_BN(a->head_dim);
-  const long long rows = (long long)(a->heads_q / (a->heads_kv > 0 ? a->heads_kv : 1)) * a->seq_q;
-  const long long blocks = (rows + bm - 1) / bm * a->batch * a->heads_kv;
-  const int kblocks = (a->seq_k + bn - 1) / bn;
-  int s = 1;
-  while (s < ATTN_SPLITS_MAX && blocks * s < sms && kblocks / (2 * s) >= 2)
-    s *= 2;
-  return s;
+/* ---- the split count: kbd_tune_pick over 1, 2, 4 .. ATTN_SPLITS_MAX ------------------------------------------ */
+
+typedef struct attn_tune_shape {
+  const attn_args *a;
+  int arch, sms;
+} attn_tune_shape;
+
+static int attn_split_key_blocks(const attn_args *a) {
+  return (a->seq_k + ATTN_BN(a->head_dim) - 1) / ATTN_BN(a->head_dim);
 }
 
-static kbd_status attn_map(kbd_tensor_map *m, const void *ptr, int dtype, int d, long long rows, long long heads,
-                           uint32_t box_rows) {
+static int attn_splits_valid(const void *config, const void *shape, char *why, size_t why_len) {
+  const int s = *(const int *)config, kb = attn_split_key_blocks(((const attn_tune_shape *)shape)->a);
+  /* a split of fewer than 2 key blocks never fills the K/V double buffer: its CTA is all prologue and epilogue */
+  if (s > 1 && kb < 2 * s) return snprintf(why, why_len, "%d key blocks: fewer than 2 per split", kb), 0;
+  return 1;
+}
+
+/* Per-arch figures (as the GEMM's model: the clock, HBM bandwidth) and the kernels' per-key-block cycles from the SASS
+ * loop report (kbd/tune_table.h): the MMA loop's tensor cycles and issue slots, and on sm_100a the softmax warps'
+ * loop (MUFU), which runs beside it. */
+double attn_splits_estimate(const attn_args *a, int splits, int arch, int sms) {
+  const double clk = arch == 90 ? 1.83e9 : 1.85e9, hbm = arch == 90 ? 3.35e12 : 8.0e12;
+  const int d = a->head_dim, bn = ATTN_BN(d), bm = attn_block_rows(d) > 0 ? attn_block_rows(d) : 128;
+  char name[32];
+  snprintf(name, sizeof name, "attn_%s_%d", a->dtype == ATTN_F16 ? "f16" : "bf16", d);
+  const kbd_tune_loop *mma = kbd_tune_loop_find(name, arch, "main");
+  double kb = mma ? fmax((double)mma->tc, (double)(mma->iter + mma->mma)) : 1000.0;
+  /* the softmax warps' loop of sm_100a runs beside the MMA warp's: the slower sets the pace */
+  for (int i = 0; i < KBD_TUNE_LOOPS; ++i)
+    if (kbd_tune_loops[i].arch == arch && !strcmp(kbd_tune_loops[i].kernel, name) &&
+        strcmp(kbd_tune_loops[i].loop, "main"))
+      kb = fmax(kb, (double)(kbd_tune_loops[i].iter + kbd_tune_loops[i].mma));
+  const int group = a->heads_q / (a->heads_kv > 0 ? a->heads_kv : 1);
+  const long long rows = (long long)group * a->seq_q, heads = (long long)a->batch * a->heads_kv;
+  const long long blocks = (rows + bm - 1) / bm * heads, ctas = blocks * splits;
+  const long long kblocks = attn_split_key_blocks(a), per_split = (kblocks + splits - 1) / splits;
+  const double waves = (double)((ctas + sms - 1) / sms);
+  /* every CTA loads its Q tile and sets up (about 1 us) before its first key block */
+  const double compute = waves * ((double)per_split * kb + 1800.0) / clk;
+  const double kv_bytes = (double)blocks * (double)kblocks * bn * d * 2.0 * 2.0;
+  const double total = (double)a->batch * a->heads_q * a->seq_q;
+  double t = fmax(compute, kv_bytes / hbm) + 3e-6;
+  /* splits > 1: the partial outputs go out in f32 and come back for the combine kernel, a second launch */
+  if (splits > 1) t += (double)splits * total * (d + 1) * 4.0 * 2.0 / hbm + 3e-6;
+  return t;
+}
+
+static double attn_tune_estimate(const void *config, const void *shape) {
+  const attn_tune_shape *x = (const attn_tune_shape *)shape;
+  return attn_splits_estimate(x->a, *(const int *)config, x->arch, x->sms);
+}
+
+int attn_pick_splits(const attn_args *a, int sms) {
+  if (!a || a->head_dim <= 0 || a->seq_k < 1 || a->batch < 1 || a->heads_kv < 1) return 1;
+  static const int counts[7] = {1, 2, 4, 8, 16, 32, 64};
+  static const char *const names[7] = {"s1", "s2", "s4", "s8", "s16", "s32", "s64"};
+  KBD_STATIC_ASSERT(ATTN_SPLITS_MAX == 64, "the candidates are the powers of two up to ATTN_SPLITS_MAX");
+  kbd_tune_candidate cand[7];
+  for (int i = 0; i < 7; ++i)
+    cand[i].name = names[i], cand[i].config = &counts[i];
+  kbd_tune_device dev;
+  if (!kbd_ok(kbd_tune_device_get(&dev))) return 1;
+  attn_tune_shape x;
+  x.a = a, x.arch = dev.arch >= 100 ? 100 : 90, x.sms = sms > 0 ? sms : dev.sms;
+  kbd_tune_space sp;
+  memset(&sp, 0, sizeof sp);
+  sp.op = "attn_splits", sp.cand = cand, sp.count = 7, sp.default_index = 0, sp.shape = &x;
+  sp.valid = attn_splits_valid, sp.estimate = attn_tune_estimate; /* no launcher: the model or the cache decides */
+  const int group = a->heads_q / a->heads_kv;
+  const long long dims[3] = {(long long)a->batch * a->heads_kv, (long long)group * a->seq_q, a->seq_k};
+  char dtype[32], key[KBD_TUNE_KEY_MAX];
+  snprintf(dtype, sizeof dtype, "%s.d%d.sms%d", a->dtype == ATTN_F16 ? "f16" : "bf16", a->head_dim, x.sms);
+  kbd_tune_result r;
+  kbd_status s = kbd_tune_key_make(key, sizeof key, "attn_splits", x.arch, dev.name, dtype, dims, 3);
+  if (kbd_ok(s)) s = kbd_tune_pick(&sp, key, a->tune, &r);
+  if (!kbd_ok(s)) {
+    fprintf(stderr, "attn_pick_splits: %s: one split\n", s.msg);
+    return 1;
+  }
+  return counts[r.index];
+}
+
+/* rows of each head are read; heads are `stride` rows apart (a KV cache's head holds its whole planned context, of
+ * which the TMA reads the first rows: the box past `rows` is zero-filled, never the next positions' stale keys). */
+static kbd_status attn_map(kbd_tensor_map *m, const void *ptr, int dtype, int d, long long rows, long long stride,
+                           long long heads, uint32_t box_rows) {
   kbd_tensor_map_desc t;
   memset(&t, 0, sizeof t);
   t.dtype = dtype == ATTN_F16 ? KBD_TMAP_DT_F16 : KBD_TMAP_DT_BF16;
@@ -90,7 +170,7 @@ static kbd_status attn_map(kbd_tensor_map *m, const void *ptr, int dtype, int d,
   t.global_dims[1] = (uint64_t)rows;
   t.global_dims[2] = (uint64_t)heads;
   t.global_strides[0] = (uint64_t)d * 2u;
-  t.global_strides[1] = (uint64_t)rows * (uint64_t)d * 2u;
+  t.global_strides[1] = (uint64_t)stride * (uint64_t)d * 2u;
   t.box_dims[0] = 64; /* 128 bytes: one 128B-swizzle span; a tile is head_dim / 64 boxes side by side */
   t.box_dims[1] = box_rows;
   t.box_dims[2] = 1;
@@ -110,9 +190,10 @@ kbd_status attn_run(const attn_args *a) {
   const long long heads = (long long)a->batch * a->heads_kv, rows = (long long)group * a->seq_q;
   attn_params p;
   memset(&p, 0, sizeof p);
-  if (!kbd_ok(s = attn_map(&p.q, a->q, a->dtype, d, rows, heads, ATTN_WM))) return s;
-  if (!kbd_ok(s = attn_map(&p.k, a->k, a->dtype, d, a->seq_k, heads, (uint32_t)ATTN_BN(d)))) return s;
-  if (!kbd_ok(s = attn_map(&p.v, a->v, a->dtype, d, a->seq_k, heads, (uint32_t)ATTN_BN(d)))) return s;
+  const long long kv_rows = a->kv_rows ? a->kv_rows : a->seq_k;
+  if (!kbd_ok(s = attn_map(&p.q, a->q, a->dtype, d, rows, rows, heads, ATTN_WM))) return s;
+  if (!kbd_ok(s = attn_map(&p.k, a->k, a->dtype, d, a->seq_k, kv_rows, heads, (uint32_t)ATTN_BN(d)))) return s;
+  if (!kbd_ok(s = attn_map(&p.v, a->v, a->dtype, d, a->seq_k, kv_rows, heads, (uint32_t)ATTN_BN(d)))) return s;
   p.seq_q = a->seq_q, p.seq_k = a->seq_k, p.group = group;
   p.causal = a->causal != 0, p.splits = a->splits;
   p.scale = a->scale > 0.0f ? a->scale : 1.0f / sqrtf((float)d);

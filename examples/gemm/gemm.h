@@ -245,6 +245,24 @@ KBD_HD long long gemm_cluster_tiles(long long tiles_m, long long tiles_n, const 
 
 /* ---- the host call (gemm_run.c) ------------------------------------------------------------------------------ */
 
+/* One launch configuration of gemm_run, a candidate of its picker (kbd/tune.h; docs/gemm.md, "Choosing the
+ * configuration"): the 1-SM kernel with a cm x cn cluster, or the CTA-pair kernel; and the persistent grid's size. */
+typedef enum gemm_grid_kind {
+  GEMM_GRID_PERSIST = 0,  /* one block per SM: each walks several tiles, the next tile's loads overlap the epilogue */
+  GEMM_GRID_BALANCED = 1, /* as few blocks as give the same number of waves: every block walks the same tile count */
+  GEMM_GRID_TILE = 2      /* one block per (cluster) tile: the hardware schedules them, nothing persists */
+} gemm_grid_kind;
+typedef struct gemm_config {
+  int cluster, cluster_n; /* CTAs per cluster along M and N (1 or 2); 1, 1 with pair */
+  int pair;               /* 1: the CTA-pair kernel (sm_100a) */
+  int grid_kind;          /* gemm_grid_kind, or -1: grid is the caller's */
+  int grid;               /* the blocks asked of gemm_launch_blocks / gemm_pair_blocks */
+  char name[32];          /* stable across shapes (the tuning cache stores it): "c2x1.persist", "pair.tile" */
+  const char *reason;     /* gemm_args.chosen only: "forced", "cached", "measured" or "model" */
+} gemm_config;
+#define GEMM_CONFIGS_MAX 16
+struct kbd_tune_opts; /* kbd/tune.h */
+
 /* D = act(alpha * A * B + beta * C + bias), D and C M x N row-major. gemm_run checks every field and returns
  * KBD_ERR_INVALID naming the wrong one without launching anything. M, N or K of zero is a no-op (D is not
  * written). Matrices go through the TMA: bases 16-byte aligned, row strides (in elements) at least one row and a
@@ -269,8 +287,23 @@ typedef struct gemm_args {
   int cluster;   /* CTAs per cluster along M sharing B through multicast: 1, 2, or 0 (2 when M spans two tiles) */
   int cluster_n; /* CTAs per cluster along N sharing A through multicast: 1, 2, or 0 (1) */
   int pair;      /* 1: CTA pairs (tcgen05 .cta_group::2, sm_100a only; bf16, a_col 0, b_col 1; no cluster options):
-                    a pair of CTAs computes each 256 x 256 tile; grid then counts CTAs, rounded to pairs */
+                    a pair of CTAs computes each 256 x 256 tile; grid then counts CTAs, rounded to pairs. -1: never
+                    pairs. 0: the picker may choose them where they are valid */
+  /* grid, cluster, cluster_n and pair left 0 are chosen by kbd_tune_pick among the valid gemm_configs (the cache,
+   * measurement with KBD_TUNE=1 on a GPU, else the cost model); a nonzero one is honoured and narrows the choice */
+  const struct kbd_tune_opts *tune; /* NULL: kbd_tune_opts_default() (KBD_TUNE, KBD_TUNE_CACHE, KBD_TUNE_LOG) */
+  gemm_config *chosen;              /* not NULL: receives the configuration launched and the reason */
+  int sms; /* multiprocessors the model and the grid candidates assume; 0: the device's (CPU mode: 132 on sm_90a,
+              148 on sm_100a) */
 } gemm_args;
+/* The candidate configurations of gemm_run for a's shape (valid or not: gemm_run's picker asks gemm_config_valid) on
+ * a device of `sms` multiprocessors: at most GEMM_CONFIGS_MAX, their number returned. */
+int gemm_configs(const gemm_args *a, int sms, gemm_config *out);
+/* 1 when configuration c can run a (the arch's kernels, operand layouts, the caller's forced fields, tile counts),
+ * else 0 and the reason in why. */
+int gemm_config_valid(const gemm_args *a, const gemm_config *c, char *why, size_t why_len);
+/* The cost model's time of c for a, in seconds (docs/tuning.md), on `arch` (90, 100) with `sms` multiprocessors. */
+double gemm_config_estimate(const gemm_args *a, const gemm_config *c, int arch, int sms);
 kbd_status gemm_run(const gemm_args *a, void *stream);
 
 /* The kernel: every operand variant (gemm_params.variant, gemm_variant). */

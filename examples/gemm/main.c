@@ -5,11 +5,19 @@
  *   --f32               D and C in f32 (default bf16)
  *   --fp8               e4m3 A and B (A row-major, B column-major), per-tensor scales 0.5 and 0.25
  *   --alpha X --beta X  (default 1, 0)      --bias     add a per-column bias
- *   --act relu|gelu     --grid G            blocks of the persistent grid (default: tiles, at most 132)
- *   --cluster 1|2       CTAs per cluster along M sharing B by multicast (default: 2 when M spans two tiles)
- *   --cluster-n 1|2     CTAs per cluster along N sharing A by multicast (default: 1)
+ *   --act relu|gelu     --grid G            blocks of the persistent grid (default: the picker's)
+ *   --cluster 1|2       CTAs per cluster along M sharing B by multicast (default: the picker's)
+ *   --cluster-n 1|2     CTAs per cluster along N sharing A by multicast (default: the picker's)
  *   --pair              CTA pairs (sm_100a): 2 CTAs compute each 256 x 256 tile with tcgen05 .cta_group::2 (bf16,
  *                       --b-col, no --a-col; the pair is the cluster)
+ *   --no-pair           never CTA pairs
+ *   Without --grid, --cluster, --cluster-n and --pair/--no-pair gemm_run's picker chooses them (kbd/tune.h: the
+ *   cache, else the cost model; KBD_TUNE=1 measures on a GPU, KBD_TUNE_LOG=1 says why):
+ *   --config NAME       take the picker's candidate NAME (c2x1.persist, pair.tile, ...: KBD_TUNE_LOG=1 lists them)
+ *   --tune              measure the candidates (as KBD_TUNE=1; a GPU build only: CUDA events)
+ *   --sms S             multiprocessors the model and the grid candidates assume (default: the device's)
+ *   --no-check          skip the double reference (its M N K host loop is minutes at 8192^3): for tools/gpu-check.sh's
+ *                       tuning stage, which only wants the pick
  *   --save DIR          after the run, write A, B, C, bias and D as the kernel saw them (raw little-endian files) and
  *                       DIR/manifest.txt describing them, for tools/gpu-check/torch_check.py (DIR must exist)
  * The GEMM itself is one gemm_run call (gemm_run.c: argument checks, tensor maps, launch).
@@ -23,6 +31,8 @@
 #include <string.h>
 
 #include "../common/save_tensors.h" /* --save DIR */
+#include <kbd/tune.h>
+
 #include "gemm.h"
 
 static long long round_up(long long x, long long m) { return (x + m - 1) / m * m; }
@@ -67,8 +77,9 @@ static int gemm_save(const char *dir, const char *mode, const gemm_args *g, cons
 int main(int argc, char **argv) {
   long long m = 300, n = 200, k = 150;
   int a_col = 0, b_col = 0, d_f32 = 0, fp8 = 0, bias = 0, act = GEMM_ACT_NONE, npos = 0, cluster = 0, cluster_n = 0,
-      pair = 0;
+      pair = 0, tune = 0, sms = 0, check = 1;
   long long grid = 0;
+  const char *config = NULL;
   float alpha = 1.0f, beta = 0.0f;
   const char *save_dir = NULL;
   for (int i = 1; i < argc; ++i) {
@@ -94,6 +105,16 @@ int main(int argc, char **argv) {
       cluster_n = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--pair"))
       pair = 1;
+    else if (!strcmp(argv[i], "--no-pair"))
+      pair = -1;
+    else if (!strcmp(argv[i], "--tune"))
+      tune = 1;
+    else if (!strcmp(argv[i], "--no-check"))
+      check = 0;
+    else if (!strcmp(argv[i], "--config") && i + 1 < argc)
+      config = argv[++i];
+    else if (!strcmp(argv[i], "--sms") && i + 1 < argc)
+      sms = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--save") && i + 1 < argc)
       save_dir = argv[++i];
     else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
@@ -113,10 +134,12 @@ int main(int argc, char **argv) {
     }
   }
   if (m < 1 || n < 1 || k < 1 || act < 0 || grid < 0 || grid > 65535 || cluster < 0 || cluster > 2 || cluster_n < 0 ||
-      cluster_n > 2 || (fp8 && (a_col || !b_col) && (a_col || b_col))) {
+      cluster_n > 2 || sms < 0 || (fp8 && (a_col || !b_col) && (a_col || b_col))) {
     fprintf(stderr,
             "usage: %s [M N K] [--a-col] [--b-col] [--f32] [--fp8] [--alpha X] [--beta X] [--bias] "
-            "[--act relu|gelu] [--grid G] [--cluster 1|2] [--cluster-n 1|2] [--pair] [--save DIR]\n"
+            "[--act relu|gelu] [--grid G] [--cluster 1|2] [--cluster-n 1|2] [--pair|--no-pair] [--config NAME] "
+            "[--tune] [--sms S] "
+            "[--no-check] [--save DIR]\n"
             "(--fp8 takes row-major A and column-major B: give no layout flag, or --b-col)\n"
             "--save DIR: write A, B, C, bias and D as raw little-endian files and DIR/manifest.txt describing them, "
             "for tools/gpu-check/torch_check.py (DIR must exist)\n",
@@ -198,10 +221,17 @@ int main(int argc, char **argv) {
   g.c = dc, g.ldc = ldd;
   g.bias = bias ? dbias : NULL;
   g.alpha = alpha, g.beta = beta, g.act = act, g.grid = (int)grid, g.cluster = cluster;
-  g.cluster_n = cluster_n, g.pair = pair;
+  g.cluster_n = cluster_n, g.pair = pair, g.sms = sms;
+  kbd_tune_opts topt = kbd_tune_opts_default();
+  if (tune) topt.tune = 1;
+  topt.force = config;
+  gemm_config chosen;
+  g.tune = &topt, g.chosen = &chosen;
   KBD_CHECK(gemm_run(&g, NULL));
-  int cm = 2, cn = 1; /* the launch gemm_run made */
-  grid = pair ? gemm_pair_blocks(m, n, (int)grid) : gemm_launch_blocks(m, n, (int)grid, cluster, cluster_n, &cm, &cn);
+  int cm = chosen.cluster, cn = chosen.cluster_n; /* the launch gemm_run made */
+  pair = chosen.pair;
+  grid = pair ? gemm_pair_blocks(m, n, chosen.grid)
+              : gemm_launch_blocks(m, n, chosen.grid, chosen.cluster, chosen.cluster_n, &cm, &cn);
   KBD_CHECK(kbd_device_sync());
   KBD_CHECK(kbd_copy_to_host(hd, dd, (size_t)(m * ldd * dsz)));
 
@@ -210,7 +240,7 @@ int main(int argc, char **argv) {
    * (2^-8 relative). fp8 inputs are the same small integers over 8, exact in e4m3. */
   long long bad = 0;
   double worst = 0;
-  for (long long i = 0; i < m; ++i)
+  for (long long i = 0; i < m && check; ++i)
     for (long long j = 0; j < n; ++j) {
       double dot = 0, mag = 0;
       for (long long q = 0; q < k; ++q) {
@@ -239,11 +269,14 @@ int main(int argc, char **argv) {
   const char *mode = "GPU";
 #endif
   printf("gemm (%s): %lld x %lld x %lld, A %s, B %s, %s%s, D %s, alpha %g beta %g%s, act %s, grid %lld, cluster %d x "
-         "%d%s: "
+         "%d%s, config %s (%s): "
          "worst |err| / sum|terms| %.2e, mismatches = %lld -> %s\n",
          mode, m, n, k, a_col ? "col" : "row", b_col ? "col" : "row", fp8 ? "e4m3" : "bf16",
          fp8 ? " (scales 0.5, 0.25)" : "", d_f32 ? "f32" : "bf16", alpha, beta, bias ? ", bias" : "", act_name(act),
-         grid, cm, cn, pair ? " (CTA pairs)" : "", worst, bad, bad ? "FAILED" : "OK");
+         grid, cm, cn, pair ? " (CTA pairs)" : "", chosen.name, chosen.reason, worst, bad,
+         bad     ? "FAILED"
+         : check ? "OK"
+                 : "OK (not checked: --no-check)");
   const int save_failed = save_dir ? gemm_save(save_dir, mode, &g, ha, hb, hc, fbias, hd) : 0;
   KBD_CHECK(kbd_free(da));
   KBD_CHECK(kbd_free(db));

@@ -20,7 +20,7 @@
 
 typedef struct {
   int mode;
-  int32_t *out; /* 64 words: 2 warps */
+  int32_t *out; /* 64 words: 2 warps; then 64 words the code after the switch writes */
 } lf_params;
 
 enum { L_CONTINUE, L_BREAK, L_RETURN_UNIFORM, L_RETURN_LATER, L_RETURN_ELECT, L_NESTED, L_LANES_IN_ELECT };
@@ -70,12 +70,14 @@ KBD_KERNEL(lanes_flow_k, 64, lf_params) {
     }
     break;
   }
+  /* a word of its own per thread: two warps storing the same word with no barrier between them is a race on global
+   * memory, whatever the value */
   KBD_FOR_LANES(l) {
-    if (p.mode != L_RETURN_UNIFORM) kbd_st_global(&p.out[32 + (kbd_thread_idx(l) % 32)], 2);
+    if (p.mode != L_RETURN_UNIFORM) kbd_st_global(&p.out[64 + kbd_thread_idx(l)], 2);
   }
 }
 
-static int32_t host_out[64];
+static int32_t host_out[128];
 
 static kbd_status run_lf(int mode, long seed) {
   mt_env(1, seed);

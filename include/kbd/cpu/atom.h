@@ -6,6 +6,9 @@
  * an atomic in warp-uniform code runs 32 times; here warp-uniform code runs once. An atomic must
  * therefore sit in per-lane code (KBD_FOR_LANES: 32 issues on both) or elected-lane code (KBD_ELECT_ONE
  * / KBD_ONE_LANE: 1 issue on both); anywhere else it is a KBD_ERR_ISSUE fault.
+ * Races on global memory (kbd/cpu/grace.h): these accesses are atomics, never part of a race; the release forms
+ * publish what the warp knows on the flag and the acquire forms take it, under one lock with the memory operation.
+ * Relaxed atomics order nothing.
  * Polls: an acquire load or atomic that returns the same value from the same address 64 times in a row
  * yields as a poll, so a hand-written spin lets other warps and blocks run, and one that can never end
  * is reported as a deadlock instead of hanging.
@@ -58,30 +61,42 @@ static inline void kbd_cpu_polled(const void *p, uint64_t v, KBD_SITE_PARAMS) {
 }
 
 static inline uint32_t kbd_hw_ld_acquire_u32(const uint32_t *p, KBD_SITE_PARAMS) {
-  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_READ, KBD_SITE_ARGS, "kbd_ld_acquire_u32");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_READ | KBD_CPU_G_ATOMIC, KBD_SITE_ARGS, "kbd_ld_acquire_u32");
+  kbd_cpu_gr_warp *g = kbd_cpu_gr_sync_begin();
   const uint32_t v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+  if (g) kbd_cpu_gr_acquire(g, p);
+  kbd_cpu_gr_sync_end(g);
   kbd_cpu_polled(p, v, KBD_SITE_ARGS);
   return v;
 }
 static inline uint64_t kbd_hw_ld_acquire_u64(const uint64_t *p, KBD_SITE_PARAMS) {
-  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_READ, KBD_SITE_ARGS, "kbd_ld_acquire_u64");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_READ | KBD_CPU_G_ATOMIC, KBD_SITE_ARGS, "kbd_ld_acquire_u64");
+  kbd_cpu_gr_warp *g = kbd_cpu_gr_sync_begin();
   const uint64_t v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+  if (g) kbd_cpu_gr_acquire(g, p);
+  kbd_cpu_gr_sync_end(g);
   kbd_cpu_polled(p, v, KBD_SITE_ARGS);
   return v;
 }
 static inline void kbd_hw_st_release_u32(uint32_t *p, uint32_t v, KBD_SITE_PARAMS) {
-  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_WRITE, KBD_SITE_ARGS, "kbd_st_release_u32");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_WRITE | KBD_CPU_G_ATOMIC, KBD_SITE_ARGS, "kbd_st_release_u32");
+  kbd_cpu_gr_warp *g = kbd_cpu_gr_sync_begin();
+  if (g) kbd_cpu_gr_release(g, p, 0);
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
+  kbd_cpu_gr_sync_end(g);
   kbd_cpu_note_progress();
 }
 static inline void kbd_hw_st_release_u64(uint64_t *p, uint64_t v, KBD_SITE_PARAMS) {
-  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_WRITE, KBD_SITE_ARGS, "kbd_st_release_u64");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_WRITE | KBD_CPU_G_ATOMIC, KBD_SITE_ARGS, "kbd_st_release_u64");
+  kbd_cpu_gr_warp *g = kbd_cpu_gr_sync_begin();
+  if (g) kbd_cpu_gr_release(g, p, 0);
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
+  kbd_cpu_gr_sync_end(g);
   kbd_cpu_note_progress();
 }
 static inline uint32_t kbd_hw_atomic_add_u32(uint32_t *p, uint32_t v, KBD_SITE_PARAMS) {
   kbd_cpu_per_thread("kbd_atomic_add_u32", KBD_SITE_ARGS);
-  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW, KBD_SITE_ARGS, "kbd_atomic_add_u32");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW | KBD_CPU_G_ATOMIC, KBD_SITE_ARGS, "kbd_atomic_add_u32");
   const uint32_t old = __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
   kbd_cpu_note_progress();
   kbd_cpu_polled(p, old, KBD_SITE_ARGS);
@@ -89,15 +104,20 @@ static inline uint32_t kbd_hw_atomic_add_u32(uint32_t *p, uint32_t v, KBD_SITE_P
 }
 static inline uint32_t kbd_hw_atomic_add_acq_rel_u32(uint32_t *p, uint32_t v, KBD_SITE_PARAMS) {
   kbd_cpu_per_thread("kbd_atomic_add_acq_rel_u32", KBD_SITE_ARGS);
-  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW, KBD_SITE_ARGS, "kbd_atomic_add_acq_rel_u32");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW | KBD_CPU_G_ATOMIC, KBD_SITE_ARGS, "kbd_atomic_add_acq_rel_u32");
+  /* acquire what the release sequence so far published, then continue it with what this warp knows */
+  kbd_cpu_gr_warp *g = kbd_cpu_gr_sync_begin();
+  if (g) kbd_cpu_gr_acquire(g, p);
+  if (g) kbd_cpu_gr_release(g, p, 1);
   const uint32_t old = __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+  kbd_cpu_gr_sync_end(g);
   kbd_cpu_note_progress();
   kbd_cpu_polled(p, old, KBD_SITE_ARGS);
   return old;
 }
 static inline uint64_t kbd_hw_atomic_add_u64(uint64_t *p, uint64_t v, KBD_SITE_PARAMS) {
   kbd_cpu_per_thread("kbd_atomic_add_u64", KBD_SITE_ARGS);
-  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW, KBD_SITE_ARGS, "kbd_atomic_add_u64");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW | KBD_CPU_G_ATOMIC, KBD_SITE_ARGS, "kbd_atomic_add_u64");
   const uint64_t old = __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
   kbd_cpu_note_progress();
   kbd_cpu_polled(p, old, KBD_SITE_ARGS);
@@ -105,7 +125,7 @@ static inline uint64_t kbd_hw_atomic_add_u64(uint64_t *p, uint64_t v, KBD_SITE_P
 }
 static inline float kbd_hw_atomic_add_f32(float *p, float v, KBD_SITE_PARAMS) {
   kbd_cpu_per_thread("kbd_atomic_add_f32", KBD_SITE_ARGS);
-  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW, KBD_SITE_ARGS, "kbd_atomic_add_f32");
+  kbd_cpu_global_access(p, sizeof *p, KBD_CPU_G_RMW | KBD_CPU_G_ATOMIC, KBD_SITE_ARGS, "kbd_atomic_add_f32");
   uint32_t *u = (uint32_t *)(void *)p, old = __atomic_load_n(u, __ATOMIC_RELAXED), nu;
   do {
     float f, g;

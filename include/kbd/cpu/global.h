@@ -29,6 +29,7 @@
 #ifndef KBD_CPU_GLOBAL_H
 #define KBD_CPU_GLOBAL_H
 
+#include "grace.h"
 #include "report.h"
 
 #if KBD_MODE_CPU
@@ -46,6 +47,9 @@ typedef struct kbd_cpu_alloc {
   /* KBD_CPU_PROFILE: the 32-byte sectors a kernel read ([0]) and wrote ([1]) in the profiled launch, one bit each
    * (allocated and cleared at the launch's start, kbd_cpu_touch_reset; NULL when not profiling) */
   uint64_t *touched[2];
+  /* The global race checker's shadow (kbd/cpu/grace.h): chunks of last-write/last-read records, NULL until a
+   * kernel's first plain access */
+  kbd_cpu_gr_chunk **race;
 } kbd_cpu_alloc;
 
 /* The sorted array of live allocations: a header followed by `cap` record pointers. */
@@ -129,6 +133,8 @@ static inline void kbd_cpu_retire(kbd_cpu_registry *R, kbd_cpu_alloc *a, const c
   a->free_line = line;
   free(a->written);
   a->written = NULL;
+  kbd_cpu_gr_free(a->race, a->bytes);
+  a->race = NULL;
   free(a->touched[0]);
   free(a->touched[1]);
   a->touched[0] = a->touched[1] = NULL;
@@ -316,10 +322,17 @@ static inline void kbd_cpu_global_explain(uintptr_t a, uintptr_t b, const char *
   /* Straddling a live allocation's start or end (a 0-byte one counts as 1 byte: nothing fits in it). */
   for (size_t i = 0; i < n && !cut; ++i)
     if (b > v[i]->base && a < v[i]->base + (v[i]->bytes ? v[i]->bytes : 1)) cut = v[i];
-  /* Inside a freed allocation, newest first: its address may have been handed out more than once. */
+  /* Inside a freed allocation, newest first: its address may have been handed out more than once. One whose
+   * memory a live allocation now reuses in part is not the story (the heap recycled it: an index just past that
+   * live allocation is the usual culprit, below), whichever layout the host's malloc happened to pick. */
   for (size_t k = 0; !cut && k < R->nfreed && k < KBD_CPU_FREED_HISTORY && !freed; ++k) {
     const kbd_cpu_alloc *f = R->freed[(R->nfreed - 1 - k) % KBD_CPU_FREED_HISTORY];
-    if (a >= f->base && a < f->base + (f->bytes ? f->bytes : 1)) freed = f;
+    if (!(a >= f->base && a < f->base + (f->bytes ? f->bytes : 1))) continue;
+    int reused = 0;
+    for (size_t i = 0; i < n && !reused; ++i)
+      reused =
+          v[i]->base < f->base + (f->bytes ? f->bytes : 1) && f->base < v[i]->base + (v[i]->bytes ? v[i]->bytes : 1);
+    if (!reused) freed = f;
   }
   /* Wholly outside every allocation: the nearest one below is the usual culprit (an index past n). */
   for (size_t i = 0; i < n; ++i)
@@ -371,7 +384,8 @@ KBD_NORETURN static inline void kbd_cpu_poison_fault(const kbd_cpu_alloc *r, siz
 
 /* ---- kernel accesses ---------------------------------------------------------------------------------------- */
 
-enum { KBD_CPU_G_BOUNDS = 0, KBD_CPU_G_READ = 1, KBD_CPU_G_WRITE = 2, KBD_CPU_G_RMW = 3 };
+/* KBD_CPU_G_ATOMIC: an atomic or acquire/release flag access, which never races (kbd/cpu/grace.h) */
+enum { KBD_CPU_G_BOUNDS = 0, KBD_CPU_G_READ = 1, KBD_CPU_G_WRITE = 2, KBD_CPU_G_RMW = 3, KBD_CPU_G_ATOMIC = 4 };
 
 /* ---- compulsory traffic (KBD_CPU_PROFILE) ----------------------------------------------------------------
  * The DRAM bytes a launch needs at least: every 32-byte sector (the unit DRAM and L2 move) read, and every one
@@ -419,7 +433,8 @@ static inline void kbd_cpu_touch(kbd_cpu_alloc *r, size_t off, size_t n, int mod
 }
 
 /* A kbd access of global bytes [lo, lo + bytes) in a kernel: bounds always; reads (mode & KBD_CPU_G_READ)
- * check the written bits, writes set them. An access of 0 bytes touches nothing. */
+ * check the written bits, writes set them; plain (non-atomic) reads and writes are checked for races with other
+ * blocks and warps (kbd/cpu/grace.h). An access of 0 bytes touches nothing. */
 static inline void kbd_cpu_global_access(const void *lo, size_t bytes, int mode, const char *file, int line,
                                          const char *what) {
   const uintptr_t a = (uintptr_t)lo, b = a + bytes;
@@ -427,6 +442,10 @@ static inline void kbd_cpu_global_access(const void *lo, size_t bytes, int mode,
   kbd_cpu_alloc *r = KBD_LIKELY(b > a) ? kbd_cpu_global_find(a, b) : NULL; /* b <= a: wrapped past the top */
   if (KBD_UNLIKELY(!r)) kbd_cpu_global_fault(a, b, file, line, what);
   if (KBD_UNLIKELY(kbd_cpu_touch_ctr != NULL) && mode != KBD_CPU_G_BOUNDS) kbd_cpu_touch(r, a - r->base, bytes, mode);
+  if ((mode & KBD_CPU_G_RMW) && !(mode & KBD_CPU_G_ATOMIC)) {
+    const kbd_cpu_gr_alloc ga = {r->base, r->bytes, r->file, r->line, r->host};
+    kbd_cpu_gr_access(&r->race, &ga, a - r->base, bytes, (mode & KBD_CPU_G_WRITE) != 0, file, line, what);
+  }
   uint64_t *w = r->written;
   if (!w) return; /* registered host memory: the host may have written any of it at any time */
   if (mode & KBD_CPU_G_READ) {

@@ -15,7 +15,9 @@
   static void name##_kbd_entry(const void *kbd_params_) { name##_kbd_body(*(const P *)kbd_params_, NULL); }            \
   KBD_KERNEL_DECL(name, P);                                                                                            \
   KBD_EXTERN_C kbd_status name(kbd_launch_cfg cfg, P params) {                                                         \
-    return kbd_cpu_launch_kernel(&cfg, (threads), name##_kbd_entry, &params, #name);                                   \
+    const kbd_status kbd_s_ = kbd_cpu_launch_kernel(&cfg, (threads), name##_kbd_entry, &params, #name);                \
+    kbd_cpu_guard_launch_end(&params); /* the launch's shared-memory guard pages (kbd/cpu/shadow.h) */                 \
+    return kbd_s_;                                                                                                     \
   }                                                                                                                    \
   static void name##_kbd_body(KBD_UNUSED P p, KBD_UNUSED KBD__CTA_PARAM(threads, base))
 

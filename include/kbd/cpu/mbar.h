@@ -103,7 +103,9 @@ static inline void kbd_cpu_mbar_order_check(kbd_cpu_cta *cta, const kbd_cpu_mbar
   for (int u = 0; u < cta->nwarps; ++u) {
     const int gid = cta->rank * KBD_CPU_MAX_WARPS + u;
     /* a read release orders execution too: what it knows complete happened before it */
-    if (m->obs[u] != m->phase || m->clk[gid] >= m->obs_clk[u] || (m->rk.any && m->rk.v[gid] >= m->obs_clk[u])) continue;
+    if ((m->obs[u] & ~KBD_CPU_OBS_STALE) != m->phase || m->clk[gid] >= m->obs_clk[u] ||
+        (m->rk.any && m->rk.v[gid] >= m->obs_clk[u]))
+      continue;
     const char *where = kbd_cpu_smem_at(cta, m->off);
     kbd_cpu_fault(KBD_ERR_MBARRIER, m->obs_file[u], m->obs_line[u],
                   "warp %d waited here for phase %u of the mbarrier at %s (initialised at %s:%d), but nothing orders "
@@ -116,12 +118,19 @@ static inline void kbd_cpu_mbar_order_check(kbd_cpu_cta *cta, const kbd_cpu_mbar
   }
 }
 
-/* A successful wait saw phase m->phase - 1 complete: remembered for kbd_cpu_mbar_order_check. */
+/* A successful wait saw phase m->phase - 1 complete: remembered for kbd_cpu_mbar_order_check. A wait at the same
+ * call site as the warp's last one on this barrier that finds the SAME completion again is flagged
+ * (KBD_CPU_OBS_STALE): the warp went round its loop without the phase moving on, so its parity did not flip - what
+ * a one-shot barrier waited for in a loop does, and also what an epilogue whose parity never flips does, which then
+ * runs on stale data. Only a later fault blames it (kbd_cpu_stale_wait, kbd/cpu/report.h), and only on a barrier
+ * that is re-armed. */
 static inline void kbd_cpu_mbar_observe(kbd_cpu_warp *w, kbd_cpu_mbar *m, const char *file, int line) {
   if (m->phase == 0u) return;                 /* the "preceding phase" of a fresh barrier: nothing completed */
   for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u) /* tcgen05.commits that arrived on the completed phase */
     if (m->tcq_done[u] > w->tcseen[u]) w->tcseen[u] = m->tcq_done[u];
-  m->obs[w->id] = m->phase;
+  const int again =
+      (m->obs[w->id] & ~KBD_CPU_OBS_STALE) == m->phase && m->obs_file[w->id] == file && m->obs_line[w->id] == line;
+  m->obs[w->id] = m->phase | (again ? KBD_CPU_OBS_STALE : 0u);
   m->obs_clk[w->id] = w->clk[w->gid];
   m->obs_file[w->id] = file;
   m->obs_line[w->id] = line;
@@ -335,7 +344,7 @@ static inline void kbd_cpu_mbar_describe(const kbd_cpu_warp *w, kbd_text *out) {
    * saw this barrier complete, so the warp now waits for the phase after that. A waiter the arriving side must
    * not outrun by two phases - the usual cause is a missing wait on the arriving side (e.g. for the "empty"
    * barrier this warp releases) - would rather have acquired that completed phase. */
-  const uint32_t seen = m->obs[w->id], par = (uint32_t)w->wait_arg & 1u;
+  const uint32_t seen = m->obs[w->id] & ~KBD_CPU_OBS_STALE, par = (uint32_t)w->wait_arg & 1u;
   if (m->phase >= 2u && seen + 2u <= m->phase)
     kbd_text_append(out,
                     "; lapped: phases %u (parity %u, completed by the arrival at %s:%d) and %u completed since this "

@@ -145,7 +145,7 @@ static inline void kbd_cpu_learn(kbd_cpu_group *G) {
   int regs = 0;
   for (int s = 0; s < G->nctas; ++s) {
     const kbd_cpu_cta *cta = G->ctas[s];
-    if (cta->smem_top > top) top = cta->smem_top;
+    if (cta->smem_need > top) top = cta->smem_need; /* as the GPU lays it out: no guard page */
     if (__atomic_load_n(&L->regs_from, __ATOMIC_ACQUIRE) == KBD_CPU_REGS_NONE)
       for (int i = 0; i < cta->nwarps && !regs; ++i)
         if (cta->warps[i].nreg != cta->reg_base || cta->reg_pool) regs = cta->reg_base;

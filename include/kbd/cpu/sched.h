@@ -87,6 +87,7 @@ static inline void kbd_cpu_cta_start(kbd_cpu_group *G, kbd_cpu_cta *cta, unsigne
   cta->nwarps = L->threads / KBD_WARP_SIZE;
   cta->dyn_bytes = L->cfg.smem_bytes;
   cta->smem_top = L->cfg.smem_bytes;
+  cta->smem_need = L->cfg.smem_bytes;
   cta->nstatics = 0;
   memset(cta->bars, 0, sizeof cta->bars);
   for (int i = 0; i < KBD_NUM_NAMED_BARRIERS; ++i)

@@ -33,10 +33,22 @@
 #include "report.h"
 
 #if KBD_MODE_CPU
+#if defined(__GLIBC__)
+#include <execinfo.h>
+#endif
 
 /* The per-access checks are inlined into the access (the common, clean case is a few compares); reports
  * are out of line. */
 #define KBD_CPU_HOT __attribute__((always_inline))
+
+/* A stamp of base - 1 (kbd_cpu_shadow_start leaves it free: earlier CTAs' stamps are at most base - 2) marks bytes a
+ * raw pointer store wrote (found when a kbd access meets never-written bytes that no longer hold the fill pattern of
+ * kbd_cpu_poison): written, by nobody in particular, and ordered before everything - raw accesses carry no clock. */
+#define KBD_CPU_SH_LIVE(c, base) ((c) + 1u >= (base))
+
+/* The fill pattern's byte at shared offset b (kbd_cpu_poison: 0x7FBF words, phase = offset parity; the CTA's array
+ * is 1024-aligned, so offset parity is address parity). */
+static inline unsigned char kbd_cpu_fill_byte(size_t b) { return (b & 1u) ? 0x7F : 0xBF; }
 
 /* winfo bits: the writer warp's group index (kbd_cpu_warp.gid) in bits 0-8, then */
 #define KBD_CPU_SH_ASYNC 0x200u   /* written by the async proxy (TMA); generic reads need the completion */
@@ -119,12 +131,219 @@ static inline int kbd_cpu_shadow_map(kbd_cpu_shadow *sh) {
   return 1;
 }
 
+/* Also gives the CTA's shared array (just allocated by kbd/cpu/sched.h, 1024-aligned) page alignment, so that a
+ * dynamic size that is a multiple of the page size ends exactly at a guard page (kbd_cpu_guard_want). */
 static inline int kbd_cpu_shadow_init(kbd_cpu_shadow *sh) {
+  kbd_cpu_cta *cta = (kbd_cpu_cta *)(void *)((char *)sh - offsetof(kbd_cpu_cta, sh));
+  const long pg = sysconf(_SC_PAGESIZE);
+  if (cta->smem && pg >= 1024 && ((uintptr_t)cta->smem % (uintptr_t)pg) != 0) {
+    unsigned char *m =
+        (unsigned char *)aligned_alloc((size_t)pg, (KBD_MAX_SMEM_BYTES + (size_t)pg - 1) / (size_t)pg * (size_t)pg);
+    if (m) {
+      free(cta->smem);
+      cta->smem = m;
+    }
+  }
   sh->base = 1;
   return kbd_cpu_shadow_map(sh);
 }
 
+/* ---- guard pages: raw pointer accesses past the dynamic region ---------------------------------------------------
+ * A raw pointer store (`buf[i] = x` through kbd_dynamic_smem()) passes no kbd call, so only the MMU can see it. The
+ * first whole page after the launch's dynamic bytes is made inaccessible (mprotect PROT_NONE) while the CTA runs, and
+ * static arrays are placed after it; with 0 dynamic bytes that is the array's first page, so kbd_dynamic_smem()
+ * points at nothing usable. A fault on a guard page by a running warp becomes a KBD_ERR_BOUNDS report at the faulting
+ * instruction's file:line (kbd_cpu_code_line: needs -g). Overruns that stay inside the last partial page of the
+ * region are not caught (docs/cpu-machine.md, "What the machine cannot see"). Cost: per launch, one mprotect pair
+ * per CTA array it uses (set at the array's first CTA, lifted at the end of the launch: kbd_cpu_guard_launch_end)
+ * and a sigaction query with it; a group start on an array already guarded for the launch looks at a per-thread
+ * cache only (kbd_cpu_guard_mine); nothing per access.
+ * KBD_CPU_GUARD=0 turns it off (a program with its own SIGSEGV handling).
+ *
+ * The registry is process-wide: the handler finds a faulting address in it without a lock. A fault on a guard
+ * page by machine code outside a kernel (a fill of a larger dynamic region on a recycled array whose guard a
+ * launch that did not end through kbd/cpu/launch.h left up) lifts the guard and retries the access. */
+/* The guard page a CTA's dynamic size calls for (its address; 0: none): the first whole page after the dynamic
+ * bytes, when it and a page after it fit in the array. With 0 dynamic bytes that is the array's first page, where
+ * kbd_dynamic_smem() points: nothing usable (the GPU's pointer then names the end of the static arrays). */
+static inline uintptr_t kbd_cpu_guard_want(const kbd_cpu_cta *cta) {
+  const uintptr_t pg = kbd_cpu_guard_t.page, lo = (uintptr_t)cta->smem;
+  if (!pg) return 0;
+  const uintptr_t g = (lo + cta->dyn_bytes + pg - 1) / pg * pg;
+  return g + 2 * pg <= lo + KBD_MAX_SMEM_BYTES ? g : 0;
+}
+
+/* The CTA's armed guard page (its address; 0: none). */
+static inline uintptr_t kbd_cpu_guard_of(const kbd_cpu_cta *cta) {
+  if (__atomic_load_n(&kbd_cpu_guard_g.state, __ATOMIC_ACQUIRE) != 1) return 0;
+  const kbd_cpu_guard_seen *e = kbd_cpu_guard_cached((uintptr_t)cta->smem);
+  if (e->owner == (uintptr_t)cta->smem && e->gen == __atomic_load_n(&kbd_cpu_guard_g.gen, __ATOMIC_ACQUIRE))
+    return e->at;
+  pthread_mutex_lock(&kbd_cpu_guard_g.mu);
+  const int k = kbd_cpu_guard_slot((uintptr_t)cta->smem, 0);
+  const uintptr_t at = k >= 0 ? kbd_cpu_guard_t.at[k] : 0;
+  pthread_mutex_unlock(&kbd_cpu_guard_g.mu);
+  return at;
+}
+
+#if KBD_CPU_HAVE_GUARD
+/* The report of a raw access at address a, on the guard page of the CTA array `owner` with `dyn` dynamic bytes. */
+KBD_NORETURN static inline void kbd_cpu_guard_report(kbd_cpu_warp *w, uintptr_t a, uintptr_t owner, uint32_t dyn,
+                                                     uintptr_t pc, int write) {
+  char file[4608], kobj[4096] = "", obj[4096] = "";
+  int line = 0;
+  uintptr_t rel;
+  const int kown = kbd_cpu_code_object((uintptr_t)w->cta->L->entry, kobj, sizeof kobj, &rel);
+  if (!kown || (kbd_cpu_code_object(pc, obj, sizeof obj, &rel) && strcmp(obj, kobj) == 0))
+    kbd_cpu_code_line(pc, file, sizeof file, &line);
+  if (!line) { /* a library function (memcpy, ...) faulted: the first caller in the kernel's own object */
+    void *fr[64];
+    int nfr = 0;
+#if defined(__GLIBC__)
+    nfr = backtrace(fr, 64);
+#endif
+    if (kown)
+      for (int i = 0, past = 0; i < nfr && !line; ++i) {
+        past = past || (uintptr_t)fr[i] == pc;
+        if (past && (uintptr_t)fr[i] != pc && kbd_cpu_code_object((uintptr_t)fr[i] - 1, obj, sizeof obj, &rel) &&
+            strcmp(obj, kobj) == 0)
+          kbd_cpu_code_line((uintptr_t)fr[i] - 1, file, sizeof file, &line);
+      }
+    if (!line) kbd_cpu_code_line(pc, file, sizeof file, &line);
+  }
+  const char *how = write < 0 ? "accesses" : write ? "writes" : "reads";
+  if (!dyn)
+    kbd_cpu_fault(KBD_ERR_BOUNDS, file, line,
+                  "a raw pointer %s byte %lld of kbd_dynamic_smem(), but the launch requested 0 bytes of dynamic "
+                  "shared memory (kbd_cfg.smem_bytes): the pointer points at nothing usable%s",
+                  how, (long long)(a - owner),
+                  line ? "" : " (the faulting code has no line information: build with -g for its file:line)");
+  kbd_cpu_fault(KBD_ERR_BOUNDS, file, line,
+                "a raw pointer %s shared-memory byte %lld, past the %u bytes of dynamic shared memory the launch "
+                "requested (kbd_cfg.smem_bytes): request enough at the launch, or keep the index below it%s",
+                how, (long long)(a - owner), dyn,
+                line ? "" : " (the faulting code has no line information: build with -g for its file:line)");
+}
+
+static inline void kbd_cpu_guard_segv(int sig, siginfo_t *si, void *uc) {
+  kbd_cpu_guard_tab *T = &kbd_cpu_guard_t;
+  const uintptr_t a = (uintptr_t)si->si_addr, pg = T->page;
+  const uintptr_t p = a / pg * pg;
+  const int n = __atomic_load_n(&T->n, __ATOMIC_ACQUIRE);
+  int k = -1;
+  for (int i = 0; i < n && k < 0; ++i)
+    if (p && __atomic_load_n(&T->at[i], __ATOMIC_ACQUIRE) == p) k = i;
+  if (k < 0) { /* not kbd's: hand it to the previous handler, or die as without kbd */
+    struct sigaction old;
+    memcpy(&old, T->old, sizeof old);
+    if (old.sa_flags & SA_SIGINFO) {
+      old.sa_sigaction(sig, si, uc);
+    } else if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+      old.sa_handler(sig);
+    } else {
+      signal(sig, SIG_DFL); /* the access faults again and ends the process as it would have */
+    }
+    return;
+  }
+  kbd_cpu_warp *w = kbd_cpu_cur;
+  if (!w) { /* the machine itself, between kernels: lift the guard and retry */
+    mprotect((void *)p, pg, PROT_READ | PROT_WRITE);
+    __atomic_store_n(&T->at[k], (uintptr_t)0, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&kbd_cpu_guard_g.gen, 1u, __ATOMIC_ACQ_REL);
+    return;
+  }
+  int write = -1;
+#if defined(__x86_64__)
+  write = (int)((((const ucontext_t *)uc)->uc_mcontext.gregs[19] >> 1) & 1); /* REG_ERR: page-fault code, bit 1 */
+#endif
+  uintptr_t pc = 0;
+#if defined(__x86_64__)
+  pc = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[16]; /* REG_RIP */
+#elif defined(__aarch64__)
+  pc = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.pc;
+#endif
+  /* SA_NODEFER: SIGSEGV stays unblocked, since the report switches to the scheduler and never returns here */
+  kbd_cpu_guard_report(w, a, T->owner[k], T->dyn[k], pc, write);
+}
+
+/* Once per process: the page size and the handler. Returns 1 when guards are on. */
+static inline int kbd_cpu_guard_on(void) {
+  int st = __atomic_load_n(&kbd_cpu_guard_g.state, __ATOMIC_ACQUIRE);
+  if (KBD_LIKELY(st)) return st == 1;
+  pthread_mutex_lock(&kbd_cpu_guard_g.mu);
+  if (!(st = kbd_cpu_guard_g.state)) {
+    const char *e = getenv("KBD_CPU_GUARD");
+    kbd_cpu_guard_tab *T = &kbd_cpu_guard_t;
+    st = 2;
+    T->page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (!(e && strcmp(e, "0") == 0)) {
+      struct sigaction sa;
+      memset(&sa, 0, sizeof sa);
+      sa.sa_sigaction = kbd_cpu_guard_segv;
+      sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+      sigemptyset(&sa.sa_mask);
+      struct sigaction old;
+      if (sigaction(SIGSEGV, &sa, &old) == 0) {
+        memcpy(T->old, &old, sizeof old);
+        st = 1;
+      }
+    }
+    __atomic_store_n(&kbd_cpu_guard_g.state, st, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&kbd_cpu_guard_g.mu);
+  return st == 1;
+}
+
+/* A CTA starts (kbd_cpu_shadow_start): its guard page after the dynamic region. The handler is put back first if
+ * something replaced it since (a test framework's per-test handlers do): kbd's then chains to that one. Done once
+ * per array and launch on each host thread (the cache); later group starts on the array return at the cache. */
+static inline void kbd_cpu_guard_arm(kbd_cpu_cta *cta) {
+  if (!kbd_cpu_guard_on()) return;
+  kbd_cpu_guard_seen *e = kbd_cpu_guard_cached((uintptr_t)cta->smem);
+  if (e->owner == (uintptr_t)cta->smem && e->params == cta->L->params && e->dyn == cta->dyn_bytes &&
+      e->gen == __atomic_load_n(&kbd_cpu_guard_g.gen, __ATOMIC_ACQUIRE))
+    return; /* this thread armed it for this launch, and nothing was lifted since */
+  const uintptr_t want = kbd_cpu_guard_want(cta);
+  pthread_mutex_lock(&kbd_cpu_guard_g.mu);
+  struct sigaction cur;
+  if (sigaction(SIGSEGV, NULL, &cur) == 0 && !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == kbd_cpu_guard_segv)) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = kbd_cpu_guard_segv;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, NULL) == 0) memcpy(kbd_cpu_guard_t.old, &cur, sizeof cur);
+  }
+  const int k = kbd_cpu_guard_slot((uintptr_t)cta->smem, want != 0);
+  if (k >= 0) {
+    kbd_cpu_guard_tab *T = &kbd_cpu_guard_t;
+    if (T->at[k] != want) {
+      if (T->at[k]) mprotect((void *)T->at[k], T->page, PROT_READ | PROT_WRITE);
+      __atomic_store_n(&T->at[k], (uintptr_t)0, __ATOMIC_RELEASE);
+      if (want && mprotect((void *)want, T->page, PROT_NONE) == 0) __atomic_store_n(&T->at[k], want, __ATOMIC_RELEASE);
+      __atomic_fetch_add(&kbd_cpu_guard_g.gen, 1u, __ATOMIC_ACQ_REL);
+    }
+    T->dyn[k] = (uint32_t)cta->dyn_bytes;
+    T->launch[k] = (uintptr_t)cta->L->params;
+  }
+  e->owner = (uintptr_t)cta->smem;
+  e->at = k >= 0 ? kbd_cpu_guard_t.at[k] : 0;
+  e->params = cta->L->params;
+  e->dyn = cta->dyn_bytes;
+  e->gen = __atomic_load_n(&kbd_cpu_guard_g.gen, __ATOMIC_ACQUIRE);
+  pthread_mutex_unlock(&kbd_cpu_guard_g.mu);
+}
+
+#else
+static inline int kbd_cpu_guard_on(void) { return 0; }
+static inline void kbd_cpu_guard_arm(kbd_cpu_cta *cta) { (void)cta; }
+#endif
+
+/* Every kbd_cpu_shadow is the `sh` of a kbd_cpu_cta (kbd/cpu/state.h), and kbd/cpu/sched.h frees a CTA's shared
+ * array right after its shadow: the array's guard is lifted and its registry slot freed here. */
 static inline void kbd_cpu_shadow_free(kbd_cpu_shadow *sh) {
+  const kbd_cpu_cta *cta = (const kbd_cpu_cta *)(const void *)((const char *)sh - offsetof(kbd_cpu_cta, sh));
+  if (cta->smem) kbd_cpu_guard_lift(cta->smem, 1);
   free(sh->map);
   sh->map = NULL;
 }
@@ -150,6 +369,7 @@ static inline int kbd_cpu_shadow_start(kbd_cpu_group *G) {
   G->top = base;
   for (int s = 0; s < G->nctas; ++s) {
     kbd_cpu_cta *cta = G->ctas[s];
+    kbd_cpu_guard_arm(cta);
     cta->sh.base = base;
     cta->sh.remote_reads = 0;
     for (int i = 0; i < cta->nwarps; ++i) {
@@ -300,6 +520,30 @@ static inline void kbd_cpu_elem_text(kbd_cpu_elem el, size_t off, size_t b, char
              el.col + (long long)((b - off) / (size_t)(el.esize > 0 ? el.esize : 1)));
 }
 
+/* A write after an MMA's operand read (recorded at the MMA's retirement under the warp that issued it: kbd/cpu/mma.h)
+ * where the writer's knowledge of that warp came from a tcgen05.commit of it made BEFORE the read's MMA was issued:
+ * the commit released the stage early - it tracks only the MMAs issued before it - and the writer, waiting for it,
+ * took the stage for free. The barrier w consumed most recently that such a commit completed, its site in *file,
+ * *line; 0 when none (the writer simply did not wait). `u`: the reader (this CTA's warp), `rc`: its read's clock. */
+static inline int kbd_cpu_early_release(const kbd_cpu_cta *cta, const kbd_cpu_warp *w, int u, uint32_t rc,
+                                        const char **file, int *line, size_t *moff) {
+  const int ug = cta->rank * KBD_CPU_MAX_WARPS + u;
+  for (int i = 0; i < cta->nmbars; ++i) {
+    const kbd_cpu_mbar *m = &cta->mbars[i];
+    const uint32_t seen = m->obs[w->id] & ~KBD_CPU_OBS_STALE;
+    /* w consumed the barrier's latest completed phase; a commit of u completed it; w knows u from it; u's read
+     * came after it */
+    if (!m->live || !seen || seen != m->phase || !m->tcq_done[u] || m->done[ug] > w->clk[ug] || rc <= m->done[ug] ||
+        !m->done_file[(seen - 1u) & 1u])
+      continue;
+    *file = m->done_file[(seen - 1u) & 1u];
+    *line = m->done_line[(seen - 1u) & 1u];
+    *moff = m->off;
+    return 1;
+  }
+  return 0;
+}
+
 /* `other` is the earlier access's warp (group index). */
 KBD_NORETURN static inline void kbd_cpu_race(const kbd_cpu_cta *cta, kbd_cpu_warp *w, const char *kind,
                                              const char *what, int w_is_write, size_t off, int other, int other_write,
@@ -322,6 +566,23 @@ KBD_NORETURN static inline void kbd_cpu_race(const kbd_cpu_cta *cta, kbd_cpu_war
                     "must publish it with a releasing arrive (kbd_mbarrier_arrive_cluster)",
                     w->rk.file ? w->rk.file : "?", w->rk.line);
   const char *rrnote = rr.len ? kbd_cpu_keep(cta->L, &rr) : "";
+  const char *efile = NULL;
+  int eline = 0;
+  size_t eoff = 0;
+  if (w_is_write && !other_write && other / KBD_CPU_MAX_WARPS == cta->rank &&
+      kbd_cpu_early_release(cta, w, other % KBD_CPU_MAX_WARPS, cta->sh.rclk[other % KBD_CPU_MAX_WARPS][off], &efile,
+                            &eline, &eoff)) {
+    const char *ewhere = kbd_cpu_smem_at(cta, eoff);
+    kbd_cpu_fault(KBD_ERR_RACE, efile, eline,
+                  "%s released the stage here (a tcgen05.commit on the mbarrier at %s) before issuing the MMA at "
+                  "%s:%d that reads it: a commit tracks only the MMAs issued before it, so this release let the "
+                  "producer refill the stage while that MMA could still read it. Issue the stage's MMAs first, then "
+                  "release it (kbd_mma_issue ... kbd_mma_commit(acc, &empty[s])).\n  What the machine saw next: "
+                  "%s:%d: data race (%s) on %s%s: %s %s it (%s); the MMA issued by %s at %s:%d reads it",
+                  kbd_cpu_who(cta->G, other, them, sizeof them), ewhere, o.file, o.line, file, line, kind, where, elem,
+                  kbd_cpu_who(w->cta->G, w->gid, me, sizeof me), w_is_write ? "writes" : "reads", what, them, o.file,
+                  o.line);
+  }
   kbd_cpu_fault(KBD_ERR_RACE, file, line,
                 "data race (%s) on %s%s:\n  this access: %s %s it here (%s)\n  earlier:     %s%s %s it at "
                 "%s:%d\n  nothing orders the two (%s): the GPU may run them in either order%s",
@@ -337,18 +598,43 @@ KBD_NORETURN static inline void kbd_cpu_race(const kbd_cpu_cta *cta, kbd_cpu_war
 
 /* ---- the checks ------------------------------------------------------------------------------------------- */
 
-/* The slow half of a read check: find the first bad byte of [off, off + n) and report it. */
-KBD_NORETURN static inline void kbd_cpu_shadow_read_fault(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t off, size_t n,
-                                                          const char *what, kbd_cpu_elem el, const char *file,
-                                                          int line) {
+/* Byte b is never-written in the shadow: if it no longer holds the fill pattern, a raw pointer store changed it in
+ * this CTA (the CTA's bytes are filled when it starts, static arrays when placed): record it as raw-written (stamp
+ * base - 1, see KBD_CPU_SH_LIVE) and return 1. */
+static inline int kbd_cpu_shadow_raw_written(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t b) {
+  kbd_cpu_shadow *sh = &cta->sh;
+  /* an MMA descriptor may name bytes up to smem_top, the guard's too */
+  const uintptr_t g = kbd_cpu_guard_of(cta), a = (uintptr_t)cta->smem + b;
+  if (g && a >= g && a < g + kbd_cpu_guard_t.page) return 0;
+  /* The aligned 4-byte word, not the byte: a stored value may well have single bytes equal to the pattern's (the
+   * float 6112.0f is 00 00 BF 45), but a stored word equal to all of it is the NaN 0x7FBF7FBF. */
+  const size_t w0 = b & ~(size_t)3;
+  uint32_t word, fill;
+  memcpy(&word, cta->smem + w0, 4);
+  const unsigned char f[4] = {kbd_cpu_fill_byte(w0), kbd_cpu_fill_byte(w0 + 1), kbd_cpu_fill_byte(w0 + 2),
+                              kbd_cpu_fill_byte(w0 + 3)};
+  memcpy(&fill, f, 4);
+  if (word == fill) return 0;
+  sh->wclk[b] = sh->base - 1u;
+  sh->winfo[b] = (uint16_t)w->gid;
+  sh->wsite[b] = 0;
+  sh->rmask[b] = 0;
+  return 1;
+}
+
+/* The slow half of a read check: find the first bad byte of [off, off + n) and report it. Returns (after recording
+ * them) when the only bad bytes were changed by raw pointer stores. */
+static inline void kbd_cpu_shadow_read_fault(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t off, size_t n, const char *what,
+                                             kbd_cpu_elem el, const char *file, int line) {
   const kbd_cpu_shadow *sh = &cta->sh;
   const uint32_t me = (uint32_t)w->gid;
   char elem[KBD_CPU_ELEM_CAP];
   for (size_t b = off; b < off + n; ++b) {
+    if (!KBD_CPU_SH_LIVE(sh->wclk[b], sh->base) && kbd_cpu_shadow_raw_written(cta, w, b)) continue;
     const uint32_t c = sh->wclk[b], info = sh->winfo[b], x = info & KBD_CPU_SH_WARP;
     kbd_cpu_elem_text(el, off, b, elem, sizeof elem);
-    const char *where = c < sh->base || (info & KBD_CPU_SH_PENDING) ? kbd_cpu_smem_at(cta, b) : "";
-    if (c < sh->base)
+    const char *where = !KBD_CPU_SH_LIVE(c, sh->base) || (info & KBD_CPU_SH_PENDING) ? kbd_cpu_smem_at(cta, b) : "";
+    if (!KBD_CPU_SH_LIVE(c, sh->base))
       kbd_cpu_fault(KBD_ERR_POISON, file, line,
                     "%s reads never-written shared memory (%s%s); likely cause: the write that should fill these "
                     "bytes is missing or addresses other bytes, or it belongs to another warp and no barrier "
@@ -361,7 +647,6 @@ KBD_NORETURN static inline void kbd_cpu_shadow_read_fault(kbd_cpu_cta *cta, kbd_
     if (cta->L->race_check && x != me && c > w->clk[x])
       kbd_cpu_race(cta, w, "read after write", what, 0, b, (int)x, 1, sh->wsite[b], el, off, file, line);
   }
-  kbd_cpu_fault(KBD_ERR_KERNEL, file, line, "internal: shadow read check without a culprit");
 }
 
 /* Do the n entries from p all equal v? Accesses are nearly always to bytes one store wrote (same clock,
@@ -383,13 +668,13 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_read_at(kbd_cpu_cta *cta, kbd_cpu_
   const int race = cta->L->race_check;
   const uint32_t c0 = wclk[0], i0 = winfo[0], x0 = i0 & KBD_CPU_SH_WARP;
   if (KBD_LIKELY(kbd_cpu_uniform(wclk, n, 4) && kbd_cpu_uniform(winfo, n, 2))) {
-    if (KBD_UNLIKELY(c0 < base || (i0 & KBD_CPU_SH_PENDING) || (race && x0 != me && c0 > w->clk[x0])))
+    if (KBD_UNLIKELY(!KBD_CPU_SH_LIVE(c0, base) || (i0 & KBD_CPU_SH_PENDING) || (race && x0 != me && c0 > w->clk[x0])))
       kbd_cpu_shadow_read_fault(cta, w, off, n, what, el, file, line);
   } else {
     uint32_t bad = 0;
     for (size_t b = 0; b < n; ++b) {
       const uint32_t c = wclk[b], info = winfo[b], x = info & KBD_CPU_SH_WARP;
-      bad |= (uint32_t)(c < base) | (info & KBD_CPU_SH_PENDING) |
+      bad |= (uint32_t)!KBD_CPU_SH_LIVE(c, base) | (info & KBD_CPU_SH_PENDING) |
              ((uint32_t)race & (uint32_t)(x != me) & (uint32_t)(c > w->clk[x]));
     }
     if (KBD_UNLIKELY(bad)) kbd_cpu_shadow_read_fault(cta, w, off, n, what, el, file, line);
@@ -465,7 +750,7 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write_at(kbd_cpu_cta *cta, kbd_cpu
     const uint32_t c0 = wclk[off], x0 = winfo[off] & KBD_CPU_SH_WARP;
     uint32_t readers = 0;
     if (KBD_LIKELY(kbd_cpu_uniform(wclk + off, n, 4) && kbd_cpu_uniform(winfo + off, n, 2))) {
-      if (c0 >= base) {
+      if (KBD_CPU_SH_LIVE(c0, base)) {
         if (KBD_UNLIKELY(x0 != me && c0 > w->clk[x0]))
           kbd_cpu_race(cta, w, "write after write", what, 1, off, (int)x0, 1, wsite[off], el, off, file, line);
         readers = rmask[off];
@@ -476,7 +761,7 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write_at(kbd_cpu_cta *cta, kbd_cpu
     } else {
       for (size_t b = off; b < off + n; ++b) {
         const uint32_t c = wclk[b], x = winfo[b] & KBD_CPU_SH_WARP;
-        if (c < base) continue;
+        if (!KBD_CPU_SH_LIVE(c, base)) continue;
         if (KBD_UNLIKELY(x != me && c > w->clk[x]))
           kbd_cpu_race(cta, w, "write after write", what, 1, b, (int)x, 1, wsite[b], el, off, file, line);
         readers |= rmask[b];
@@ -489,13 +774,13 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write_at(kbd_cpu_cta *cta, kbd_cpu
       const uint32_t *rclk = sh->rclk[u], seen = w->clk[rbase + u];
       if (kbd_cpu_uniform(rmask + off, n, 4) && kbd_cpu_uniform(rclk + off, n, 4) &&
           kbd_cpu_uniform(wclk + off, n, 4)) {
-        if (KBD_UNLIKELY(wclk[off] >= base && rclk[off] > seen) &&
+        if (KBD_UNLIKELY(KBD_CPU_SH_LIVE(wclk[off], base) && rclk[off] > seen) &&
             !kbd_cpu_rk_covers(w, (uint32_t)(rbase + u), rclk[off]))
           kbd_cpu_race(cta, w, "write after read", what, 1, off, rbase + u, 0, sh->rsite[u][off], el, off, file, line);
         continue;
       }
       for (size_t b = off; b < off + n; ++b)
-        if (KBD_UNLIKELY(wclk[b] >= base && (rmask[b] >> u & 1u) && rclk[b] > seen) &&
+        if (KBD_UNLIKELY(KBD_CPU_SH_LIVE(wclk[b], base) && (rmask[b] >> u & 1u) && rclk[b] > seen) &&
             !kbd_cpu_rk_covers(w, (uint32_t)(rbase + u), rclk[b]))
           kbd_cpu_race(cta, w, "write after read", what, 1, b, rbase + u, 0, sh->rsite[u][b], el, off, file, line);
     }

@@ -121,6 +121,7 @@ typedef struct kbd_cpu_warp {
    * commit is done */
   uint32_t tcseen[KBD_CPU_MAX_WARPS];
   kbd_cpu_rk rk; /* reads of other warps known complete beyond clk (read releases acquired, directly or passed on) */
+  void *grace;   /* global-memory race checker's state of this warp (kbd/cpu/grace.h), reset per block */
 } kbd_cpu_warp;
 
 /* One named barrier (PTX bar/barrier, ids 0..15). Counting is in threads, a warp arrives as 32. */
@@ -248,6 +249,7 @@ typedef struct kbd_cpu_cta {
   unsigned char *smem; /* KBD_MAX_SMEM_BYTES, 1024-byte aligned */
   size_t dyn_bytes;    /* dynamic shared memory sits at offset 0 */
   size_t smem_top;     /* end of dynamic + static allocations */
+  size_t smem_need;    /* the bytes the GPU would give the block: smem_top less the guard page's gap (residency) */
   int nstatics;
   kbd_cpu_static statics[KBD_CPU_MAX_STATICS];
   kbd_cpu_shadow sh;
@@ -313,6 +315,8 @@ typedef struct kbd_cpu_launch {
   kbd_status status;
   uint64_t seed;
   int race_check; /* KBD_CPU_RACECHECK (default 1) */
+  unsigned grace_epoch; /* global-memory race checker (kbd/cpu/grace.h): the launch's epoch, 0 until first used */
+  int grace_on;         /* ... and whether it checks (KBD_CPU_GLOBAL_RACECHECK, default 1) */
   size_t stack_bytes;
   unsigned long long progress; /* bumped by flag writes and finished blocks (atomic) */
   int live_workers;            /* host threads still running blocks (atomic) */
