@@ -5,7 +5,7 @@
  *   --f32               D and C in f32 (default bf16)
  *   --fp8               e4m3 A and B (A row-major, B column-major), per-tensor scales 0.5 and 0.25
  *   --alpha X --beta X  (default 1, 0)      --bias     add a per-column bias
- *   --act relu|gelu     --grid G            blocks of the persistent grid (default: the picker's)
+ *   --act relu|gelu|gelu_tanh  --grid G   blocks of the persistent grid (default: the picker's)
  *   --cluster 1|2       CTAs per cluster along M sharing B by multicast (default: the picker's)
  *   --cluster-n 1|2     CTAs per cluster along N sharing A by multicast (default: the picker's)
  *   --pair              CTA pairs (sm_100a): 2 CTAs compute each 256 x 256 tile with tcgen05 .cta_group::2 (bf16,
@@ -45,8 +45,17 @@ static float gemm_value(unsigned long long i, unsigned salt) {
 }
 
 static double gelu_ref(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+/* GPT-2's tanh approximation (GEMM_ACT_GELU_TANH) */
+static double gelu_tanh_ref(double x) {
+  return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
 
-static const char *act_name(int act) { return act == GEMM_ACT_RELU ? "relu" : act == GEMM_ACT_GELU ? "gelu" : "none"; }
+static const char *act_name(int act) {
+  return act == GEMM_ACT_RELU        ? "relu"
+         : act == GEMM_ACT_GELU      ? "gelu"
+         : act == GEMM_ACT_GELU_TANH ? "gelu_tanh"
+                                     : "none";
+}
 
 /* ---- --save DIR: the run's tensors for a second opinion (tools/gpu-check/torch_check.py; the file format is
  * in save_tensors.h) ---------------------------------------------------------------------------------------------- */
@@ -119,7 +128,10 @@ int main(int argc, char **argv) {
       save_dir = argv[++i];
     else if (!strcmp(argv[i], "--act") && i + 1 < argc) {
       ++i;
-      act = !strcmp(argv[i], "relu") ? GEMM_ACT_RELU : !strcmp(argv[i], "gelu") ? GEMM_ACT_GELU : -1;
+      act = !strcmp(argv[i], "relu")        ? GEMM_ACT_RELU
+            : !strcmp(argv[i], "gelu")      ? GEMM_ACT_GELU
+            : !strcmp(argv[i], "gelu_tanh") ? GEMM_ACT_GELU_TANH
+                                            : -1;
     } else if (argv[i][0] != '-' && npos < 3) {
       const long long v = atoll(argv[i]);
       if (npos == 0)
@@ -135,15 +147,16 @@ int main(int argc, char **argv) {
   }
   if (m < 1 || n < 1 || k < 1 || act < 0 || grid < 0 || grid > 65535 || cluster < 0 || cluster > 2 || cluster_n < 0 ||
       cluster_n > 2 || sms < 0 || (fp8 && (a_col || !b_col) && (a_col || b_col))) {
-    fprintf(stderr,
-            "usage: %s [M N K] [--a-col] [--b-col] [--f32] [--fp8] [--alpha X] [--beta X] [--bias] "
-            "[--act relu|gelu] [--grid G] [--cluster 1|2] [--cluster-n 1|2] [--pair|--no-pair] [--config NAME] "
-            "[--tune] [--sms S] "
-            "[--no-check] [--save DIR]\n"
-            "(--fp8 takes row-major A and column-major B: give no layout flag, or --b-col)\n"
-            "--save DIR: write A, B, C, bias and D as raw little-endian files and DIR/manifest.txt describing them, "
-            "for tools/gpu-check/torch_check.py (DIR must exist)\n",
-            argv[0]);
+    fprintf(
+        stderr,
+        "usage: %s [M N K] [--a-col] [--b-col] [--f32] [--fp8] [--alpha X] [--beta X] [--bias] "
+        "[--act relu|gelu|gelu_tanh] [--grid G] [--cluster 1|2] [--cluster-n 1|2] [--pair|--no-pair] [--config NAME] "
+        "[--tune] [--sms S] "
+        "[--no-check] [--save DIR]\n"
+        "(--fp8 takes row-major A and column-major B: give no layout flag, or --b-col)\n"
+        "--save DIR: write A, B, C, bias and D as raw little-endian files and DIR/manifest.txt describing them, "
+        "for tools/gpu-check/torch_check.py (DIR must exist)\n",
+        argv[0]);
     return 2;
   }
   if (fp8) b_col = 1;
@@ -253,6 +266,7 @@ int main(int argc, char **argv) {
       double bound = fabs(al) * mag + fabs((double)beta * fc[i * n + j]) + (bias ? fabs(fbias[j]) : 0.0);
       if (act == GEMM_ACT_RELU) ref = ref > 0 ? ref : 0;
       if (act == GEMM_ACT_GELU) ref = gelu_ref(ref);
+      if (act == GEMM_ACT_GELU_TANH) ref = gelu_tanh_ref(ref);
       const double got =
           d_f32 ? (double)((float *)hd)[i * ldd + j] : (double)kbd_bf16_to_f32(((kbd_bf16 *)hd)[i * ldd + j]);
       const double tol = (double)(k + 8) * 0x1p-24 * bound + (d_f32 ? 0x1p-22 : 0x1p-8) * fabs(ref) + 1e-6;
