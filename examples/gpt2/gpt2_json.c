@@ -88,11 +88,12 @@ static void jp_ws(jp *J) {
   }
 }
 
-/* Length of the valid UTF-8 sequence at p (avail bytes), 0 when invalid: overlong forms, UTF-16 surrogates and
- * code points past U+10FFFF are invalid (RFC 3629). */
-static size_t utf8_seq(const unsigned char *p, size_t avail) {
+size_t gpt2_utf8_decode(const unsigned char *p, size_t avail, unsigned *cpo) {
   const unsigned char c = p[0];
-  if (c < 0x80) return 1;
+  if (c < 0x80) {
+    *cpo = c;
+    return 1;
+  }
   size_t n;
   unsigned cp, min;
   if (c >= 0xC2 && c <= 0xDF) {
@@ -116,7 +117,12 @@ static size_t utf8_seq(const unsigned char *p, size_t avail) {
     cp = (cp << 6) | (p[k] & 0x3Fu);
   }
   if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  *cpo = cp;
   return n;
+}
+static size_t utf8_seq(const unsigned char *p, size_t avail) {
+  unsigned cp;
+  return gpt2_utf8_decode(p, avail, &cp);
 }
 
 static size_t utf8_put(char *o, unsigned cp) {

@@ -38,6 +38,10 @@ typedef struct gpt2_json gpt2_json;
  * surrogate pairs; a string may hold NUL bytes: use the length gpt2_json_str gives). Numbers are kept as a double
  * and, when integral and within long long, exactly as an integer (digits beyond 2^53 included). */
 kbd_status gpt2_json_parse(gpt2_json **out, const char *text, size_t len, const char *what);
+/* Length of the valid UTF-8 sequence at p (avail bytes) and its code point in *cp, or 0 when invalid: overlong forms,
+ * UTF-16 surrogates and code points past U+10FFFF are invalid (RFC 3629). The JSON parser and the tokenizer's
+ * pre-tokenizer share it. */
+size_t gpt2_utf8_decode(const unsigned char *p, size_t avail, unsigned *cp);
 void gpt2_json_free(gpt2_json *v); /* NULL is fine */
 
 gpt2_json_type gpt2_json_kind(const gpt2_json *v);

@@ -216,28 +216,8 @@ static int tok_class(const unsigned char *s, size_t avail, size_t *clen) {
     if (c >= '0' && c <= '9') return TOK_N;
     return tok_is_space(c) ? TOK_S : TOK_O;
   }
-  unsigned min;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    cp = c & 0x1Fu;
-    min = 0x80;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    cp = c & 0x0Fu;
-    min = 0x800;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    cp = c & 0x07u;
-    min = 0x10000;
-  } else {
-    return TOK_O;
-  }
-  if (avail < n) return TOK_O;
-  for (size_t k = 1; k < n; ++k) {
-    if ((s[k] & 0xC0u) != 0x80u) return TOK_O;
-    cp = (cp << 6) | (s[k] & 0x3Fu);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return TOK_O;
+  n = gpt2_utf8_decode(s, avail, &cp);
+  if (n == 0) return TOK_O; /* an invalid byte is "else", one byte long */
   *clen = n;
   if (tok_in_(gpt2_tok_letters_, sizeof gpt2_tok_letters_ / sizeof gpt2_tok_letters_[0], cp)) return TOK_L;
   if (tok_in_(gpt2_tok_numbers_, sizeof gpt2_tok_numbers_ / sizeof gpt2_tok_numbers_[0], cp)) return TOK_N;
