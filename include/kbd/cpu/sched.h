@@ -263,9 +263,15 @@ static inline kbd_cpu_group *kbd_cpu_group_new(kbd_cpu_launch *L, int nctas) {
     free(G);
     return NULL;
   }
+  /* The shared array is page-aligned (the GPU aligns shared memory to 1024 bytes, which a page includes), so that a
+   * dynamic size that is a multiple of the page size ends exactly at a guard page (kbd_cpu_guard_want, cpu/shadow.h);
+   * aligned_alloc wants a size that is a multiple of the alignment. */
+  const long pgl = sysconf(_SC_PAGESIZE);
+  const size_t pg = pgl >= 1024 ? (size_t)pgl : 1024u;
+  const size_t smem_alloc = (KBD_MAX_SMEM_BYTES + pg - 1) / pg * pg;
   for (int s = 0; s < nctas; ++s) {
     kbd_cpu_cta *cta = (kbd_cpu_cta *)calloc(1, sizeof *cta);
-    if (cta) cta->smem = (unsigned char *)aligned_alloc(1024, KBD_MAX_SMEM_BYTES);
+    if (cta) cta->smem = (unsigned char *)aligned_alloc(pg, smem_alloc);
     if (!cta || !cta->smem || !kbd_cpu_shadow_init(&cta->sh)) {
       if (cta) free(cta->smem);
       free(cta);

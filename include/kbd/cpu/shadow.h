@@ -131,19 +131,7 @@ static inline int kbd_cpu_shadow_map(kbd_cpu_shadow *sh) {
   return 1;
 }
 
-/* Also gives the CTA's shared array (just allocated by kbd/cpu/sched.h, 1024-aligned) page alignment, so that a
- * dynamic size that is a multiple of the page size ends exactly at a guard page (kbd_cpu_guard_want). */
 static inline int kbd_cpu_shadow_init(kbd_cpu_shadow *sh) {
-  kbd_cpu_cta *cta = (kbd_cpu_cta *)(void *)((char *)sh - offsetof(kbd_cpu_cta, sh));
-  const long pg = sysconf(_SC_PAGESIZE);
-  if (cta->smem && pg >= 1024 && ((uintptr_t)cta->smem % (uintptr_t)pg) != 0) {
-    unsigned char *m =
-        (unsigned char *)aligned_alloc((size_t)pg, (KBD_MAX_SMEM_BYTES + (size_t)pg - 1) / (size_t)pg * (size_t)pg);
-    if (m) {
-      free(cta->smem);
-      cta->smem = m;
-    }
-  }
   sh->base = 1;
   return kbd_cpu_shadow_map(sh);
 }
