@@ -15,7 +15,7 @@
 #                    whose estimate does not fit in what is left is skipped and listed as skipped
 #   --quick          correctness and the two headline benchmarks (GEMM 8192^3 bf16 vs cuBLAS, attention vs cuDNN)
 #   --only LIST      run only these stages (detect and build always run): correctness, headline, torch,
-#                    sanitizers, bench, tune, profile
+#                    sanitizers, bench, gpt2, tune, profile
 #   --work DIR       build trees and raw logs (default <repo>/build/gpu-check)
 #   --deps DIR       what --prepare fetched (default <repo>/build/gpu-check-deps, found there when present)
 #   --jobs N         build jobs (default: every core)
@@ -52,7 +52,7 @@ done
 [ -z "$budget" ] || [[ $budget =~ ^[1-9][0-9]*$ ]] || die "--budget takes seconds, not '$budget'"
 [ -z "$jobs" ] || [[ $jobs =~ ^[1-9][0-9]*$ ]] || die "--jobs takes a positive number, not '$jobs'"
 [ "$plan_only" = 0 ] || [ "$rehearse" = 1 ] || die "--plan-only goes with --rehearse"
-all_stages="correctness headline torch sanitizers bench tune profile"
+all_stages="correctness headline torch sanitizers bench gpt2 tune profile"
 for s in ${only//,/ }; do
   [[ " $all_stages " == *" $s "* ]] || die "--only: unknown stage '$s' (one of: $all_stages)"
 done
@@ -282,6 +282,11 @@ bench_args[tma_copy_f32_bench]=""
 bench_base[tma_copy_f32_bench]="cudaMemcpy device-to-device"
 bench_args[device_bench]=""
 bench_base[device_bench]="CUB DeviceReduce::Sum / DeviceScan::InclusiveSum"
+bench_args[gpt2_bench]="(the gpt2 stage's runs)"
+bench_base[gpt2_bench]="PyTorch eager bf16 + SDPA + KV cache (tools/gpt2_torch_ref.py), same device, shapes and timing"
+# The gpt2 stage (docs/gpt2.md "Benchmarks"): the 124M shape always, the 1558M shape only with gpt2_big_s seconds
+# left; each configuration's timed calls stop after gpt2_cap seconds.
+gpt2_cap=5 gpt2_big_s=150
 headline_gemm="--shapes 8192x8192x8192 --types bf16"
 # The tuning stage (kbd/tune.h, docs/tuning.md): gemm_run measures every valid configuration of each of the GEMM
 # benchmark's bf16 shapes (B column-major: the CTA-pair kernel's layout, so sm_100a has its pair candidates too) and the
@@ -330,6 +335,7 @@ make_plan() { # ARCH BUILD_DIR: the plan lines; fails when a GPU program has no 
   done <"$reg"
   echo "torch gemm_sm$arch --save, attention_sm$arch --save vs torch.matmul / scaled_dot_product_attention"
   echo "torch_bench attention, decode, gemm (PyTorch on the same device)"
+  echo "gpt2 gpt2_bench_sm$arch --model 124M --profile --greedy 8, then 1558M with ${gpt2_big_s} s left | baseline: tools/gpt2_torch_ref.py (PyTorch, same shapes), greedy check on the same weights"
   echo "tune gemm_sm$arch --b-col --tune --no-check on ${tune_gemm_shapes// /,}: cost-model pick vs measured best"
   echo "profile transpose_sm$arch transpose_noswz_sm$arch gemm_sm$arch: ncu vs KBD_CPU_PROFILE"
   return $missing
@@ -475,6 +481,7 @@ fi
 if stage_begin bench 150 "Benchmarks (each beside its baseline in the same run)"; then
   while IFS=$'\t' read -r a tgt name dir file; do
     [ "$a" = "$arch" ] && [ "$dir" = bench ] || continue
+    [ "$name" = gpt2_bench ] && continue # the gpt2 stage runs it beside PyTorch
     short=$(basename "$file")
     # shellcheck disable=SC2086
     run_prog bench "$short ${bench_args[$name]:-}" 240 "$logs/bench-$short.log" "$file" ${bench_args[$name]:-}
@@ -488,6 +495,55 @@ if stage_begin bench 150 "Benchmarks (each beside its baseline in the same run)"
     done
   else
     record bench torch_bench SKIP 0 "PyTorch with CUDA is not importable"
+  fi
+  stage_end
+fi
+
+# ---- GPT-2 beside PyTorch -----------------------------------------------------------------------------------------
+# bench/gpt2/gpt2_gpu_bench.c and tools/gpt2_torch_ref.py on this device: prefill (B 1, 4, 8; T 128, 1024) and decode
+# (B 1, 8, 32 after 128 prompt tokens) tokens/s, the time per op of one prefill and one decode step, for 124M and, time
+# permitting, 1558M. Correctness: kbd's greedy tokens and top logits on the 124M random weights against PyTorch in
+# float32 on the same weights (the bench writes them, the script reads them). Results: $out/gpt2/{kbd,torch}-MODEL.json
+# and the docs/benchmarks.md table (tools/gpt2_bench_table.py) in summary.md.
+if stage_begin gpt2 60 "GPT-2 beside PyTorch (prefill and decode tokens/s, time per op, greedy check)"; then
+  mkdir -p "$out/gpt2"
+  rm -f "$out"/gpt2/*.json
+  p=$(prog gpt2_bench)
+  have_torch=0
+  python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1 && have_torch=1
+  [ $have_torch = 1 ] || record gpt2 gpt2_torch_ref SKIP 0 "PyTorch with CUDA is not importable: kbd's figures alone"
+  wdir="$work/gpt2-weights"
+  pairs=()
+  for model in 124M 1558M; do
+    if [ "$model" = 1558M ] && [ "$(left)" -lt "$gpt2_big_s" ]; then
+      record gpt2 "gpt2 1558M" SKIPPED 0 "over budget: needs about ${gpt2_big_s} s, $(left) s left"
+      continue
+    fi
+    kj="$out/gpt2/kbd-$model.json" tj="$out/gpt2/torch-$model.json"
+    kx=() tx=()
+    [ "$model" = 124M ] && kx=(--greedy 8 --weights "$wdir")
+    # each program stops starting configurations at its share of what is left (the rest are listed as skipped): a
+    # quarter each for 124M, half each for 1558M, whose setup (writing and loading 1.56e9 random weights, about
+    # 60 s) comes out of the kbd run's half
+    if [ "$model" = 124M ]; then share=$(($(left) / 4)) lim=$(($(left) / 4 + 60)); else
+      share=$(($(left) / 2 - 70)) lim=$(($(left) / 2)); fi
+    [ "$share" -ge 20 ] || share=20
+    run_prog gpt2 "gpt2_bench $model" "$lim" "$logs/gpt2-kbd-$model.log" "$p" --model "$model" --profile \
+      --cap "$gpt2_cap" --budget "$share" --json "$kj" "${kx[@]}"
+    record_figures gpt2 "gpt2_bench $model" "$logs/gpt2-kbd-$model.log"
+    [ $have_torch = 1 ] || continue
+    [ "$model" = 124M ] && [ -f "$kj" ] && tx=(--weights "$wdir" --check "$kj")
+    run_prog gpt2 "gpt2_torch_ref $model$([ ${#tx[@]} -gt 0 ] && echo " --check")" "$lim" \
+      "$logs/gpt2-torch-$model.log" python3 "$root/tools/gpt2_torch_ref.py" --model "$model" --profile \
+      --cap "$gpt2_cap" --budget "$share" --json "$tj" "${tx[@]}"
+    record_figures gpt2 "gpt2_torch_ref $model" "$logs/gpt2-torch-$model.log"
+    grep '^CHECK' "$logs/gpt2-torch-$model.log" >>"$summary"
+    [ -f "$kj" ] && [ -f "$tj" ] && pairs+=("$kj" "$tj")
+  done
+  rm -rf "$wdir"
+  if [ ${#pairs[@]} -gt 0 ]; then
+    { echo; python3 "$root/tools/gpt2_bench_table.py" "${pairs[@]}" --ops; } >>"$summary" 2>"$logs/gpt2-table.log" ||
+      record gpt2 gpt2_bench_table FAIL 0 "$(head -2 "$logs/gpt2-table.log")"
   fi
   stage_end
 fi

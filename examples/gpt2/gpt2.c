@@ -337,6 +337,16 @@ void gpt2_profile_print(const gpt2_model *m, FILE *f) {
               total_cpu > 0 ? 100.0 * m->op_cpu[i] / total_cpu : 0.0);
 }
 
+int gpt2_profile_op(const gpt2_model *m, int i, const char **name, long long *launches, double *seconds,
+                    double *cpu_seconds) {
+  if (!m || i < 0 || i >= GPT2_OPS) return 0;
+  if (name) *name = gpt2_op_names[i];
+  if (launches) *launches = m->op_n[i];
+  if (seconds) *seconds = m->op_s[i];
+  if (cpu_seconds) *cpu_seconds = m->op_cpu[i];
+  return 1;
+}
+
 /* d = act(a w^T + bias (+ c)): a [m][k] row-major, w [n][k] (K-major B), c and d [m][ldd]. */
 static kbd_status gpt2_gemm(long long m, long long n, long long k, const kbd_bf16 *a, long long lda, const kbd_bf16 *w,
                             const float *bias, const kbd_bf16 *c, void *d, long long ldd, int d_f32, int act) {

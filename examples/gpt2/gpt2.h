@@ -60,5 +60,10 @@ kbd_status gpt2_sample(gpt2_model *m, const gpt2_sampler *s, long long step, int
  * default: the syncs serialise the GPU's queue. */
 void gpt2_profile(gpt2_model *m, int on);
 void gpt2_profile_print(const gpt2_model *m, FILE *f);
+/* The same sums one op at a time, for a program's own report (bench/gpt2/gpt2_gpu_bench.c: JSON with microsecond
+ * resolution, which the table's seconds lack for a GPU kernel): op i's name, launches, wall and process CPU seconds
+ * since the last gpt2_profile. Returns 0 when i is past the last op, 1 otherwise; NULL outputs are skipped. */
+int gpt2_profile_op(const gpt2_model *m, int i, const char **name, long long *launches, double *seconds,
+                    double *cpu_seconds);
 
 #endif
