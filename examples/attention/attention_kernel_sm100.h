@@ -34,6 +34,12 @@
 #define ATTN_SM ATTN_FA4_TM    /* rows of a Q tile: one M = 128 MMA, thread i of a softmax or correction WG = row i */
 #define ATTN_QBOX ATTN_WM      /* rows of the Q tensor map's box (attention_run.c) */
 #define ATTN_FAC (ATTN_KB / 2) /* S_t's column of the row factors: the first after P */
+/* FA4's exponential (docs/attention.md, "FA4's exponential on sm_100a"): of each 8 elements of a row, the last
+ * ATTN_POLY take 2^x by a polynomial on the FMA pipe (kbd/exp2_poly.h), the rest MUFU.EX2. MUFU.EX2 does 4 lanes per
+ * clock per scheduler, 8 cycles per warp instruction: all 129 of a block took 1032 cycles, more than the tile's S and
+ * P V (1024) at head_dim 128. 2 of 8 leaves 97 (776 cycles, 76%) for ~200 more issue slots, which the packed f32x2
+ * exponents and row sums partly pay back; at head_dim 64 the same split balances MUFU and issue time */
+#define ATTN_POLY 2
 
 /* Q of one tile as the MMA reads it (128 rows), and one TMA box of it (attention.h: ATTN_TILES) */
 #define ATTN_Q128 ATTN__NAME(attn_q128_, ATTN_DT, ATTN_D)
@@ -194,16 +200,17 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
         if (attn_block_masked(rt, mrows, k0, ATTN_KB, p.seq_q, p.seq_k, p.causal))
           KBD_MAP(sc, sc, x, r, c, c < attn_visible_cols(rt + r, k0, p.seq_q, p.seq_k, p.causal) ? x : -INFINITY);
         /* lazy (FA4): a row keeps its max until a block's max exceeds it by 2^8 in P, so the factor is exactly 1
-         * for most rows after the first blocks and the correction skips their O */
-        kbd_softmax_update_lazy(sc, st, sc, p.scale, KBD_SOFTMAX_SLACK);
+         * for most rows after the first blocks and the correction skips their O; ATTN_POLY of each 8 exponentials on
+         * the FMA pipe, the exponents two per FFMA2 */
+        kbd_softmax_update_lazy_poly(sc, st, sc, p.scale, KBD_SOFTMAX_SLACK, ATTN_POLY);
         /* P_t,j over S_t,j's columns (S is in registers now; P_t,j-1 V_j-1 read them before S_t,j was issued). The
          * store rounds P to the input type while it packs the pairs: no 16-bit copy of P in registers */
         kbd_tmem_a_store(pt, sc, 0);
         /* the correction warpgroup's factors, exp(scale (m_old - m_new)) of each row, in the 8 columns after P */
         KBD_ACC_TILE(f32, ATTN_SM, 8) f;
         kbd_fill(f, 1.0f);
-        kbd_softmax_rescale(f, st);     /* every column of row r: the row's factor */
-        kbd_acc_store_async(fac, f, 0); /* no warpgroup barrier: the arrive below hands it on */
+        kbd_softmax_rescale_packed(f, st); /* every column of row r: the row's factor */
+        kbd_acc_store_async(fac, f, 0);    /* no warpgroup barrier: the arrive below hands it on */
         /* one arrive per warp: wait::st and fence::before_thread_sync order P's and the factors' stores before the
          * MMA warp's P V and the correction's load */
         kbd_tmem_a_ready(pt, &pready[t]);
@@ -275,8 +282,8 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
             for (int c = 0; c < ATTN_D; c += ATTN_OC) {
               KBD_ACC_TILE(f32, ATTN_SM, ATTN_OC) o;
               kbd_acc_load(o, oacc, c);
-              kbd_softmax_rescale(o, cs);
-              kbd_acc_store_async(oacc, o, c); /* completed by the release below, per warp: no warpgroup barrier */
+              kbd_softmax_rescale_packed(o, cs); /* FMUL2: half the issue slots of the O round trip */
+              kbd_acc_store_async(oacc, o, c);   /* completed by the release below, per warp: no warpgroup barrier */
             }
           }
         }
@@ -299,6 +306,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
 #undef ATTN_SM
 #undef ATTN_QBOX
 #undef ATTN_FAC
+#undef ATTN_POLY
 #undef ATTN_Q128
 #undef ATTN_QB
 #undef ATTN__NAME

@@ -180,15 +180,18 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_D256_THREADS, attn_params) {
       if (attn_block_masked(r0, mrows, k0, ATTN_KB, p.seq_q, p.seq_k, p.causal))
         KBD_MAP(sc, sc, x, r, c, c < attn_visible_cols(r0 + r, k0, p.seq_q, p.seq_k, p.causal) ? x : -INFINITY);
       /* lazy (FA4): a row keeps its max until a block's max exceeds it by 2^8 in P (attention_kernel_sm100.h) */
-      kbd_softmax_update_lazy(sc, st, sc, p.scale, KBD_SOFTMAX_SLACK);
+      /* the exponents two per FFMA2; every exponential on MUFU (share 0): one tile's 64 MUFU.EX2 per block take ~530
+       * of the block's 1024 tensor-core cycles here, so a polynomial share would only add issue slots
+       * (docs/attention.md, "FA4's exponential") */
+      kbd_softmax_update_lazy_poly(sc, st, sc, p.scale, KBD_SOFTMAX_SLACK, 0);
       /* P_j over S_j's columns (S_j is in registers now; P_j-2 V_j-2 read them before S_j was issued), rounded to
        * the input type while the store packs the pairs */
       kbd_tmem_a_store(pt, sc, 0);
       /* the correction's factors, exp(scale (m_old - m_new)) of each row, in the 8 columns after P */
       KBD_ACC_TILE(f32, ATTN_SM, 8) f;
       kbd_fill(f, 1.0f);
-      kbd_softmax_rescale(f, st);     /* every column of row r: the row's factor */
-      kbd_acc_store_async(fac, f, 0); /* no warpgroup barrier: the arrive below hands it on */
+      kbd_softmax_rescale_packed(f, st); /* every column of row r: the row's factor */
+      kbd_acc_store_async(fac, f, 0);    /* no warpgroup barrier: the arrive below hands it on */
       /* one arrive per warp: wait::st and fence::before_thread_sync order P's and the factors' stores before the
        * MMA warp's P V and the correction's load */
       kbd_tmem_a_ready(pt, &pready[b]);
@@ -251,8 +254,8 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_D256_THREADS, attn_params) {
           for (int c = 0; c < ATTN_D; c += ATTN_OC) {
             KBD_ACC_TILE(f32, ATTN_SM, ATTN_OC) o;
             kbd_acc_load(o, oacc, c);
-            kbd_softmax_rescale(o, cs);
-            kbd_acc_store_async(oacc, o, c); /* completed by the release below, per warp */
+            kbd_softmax_rescale_packed(o, cs); /* FMUL2: half the issue slots */
+            kbd_acc_store_async(oacc, o, c);   /* completed by the release below, per warp */
           }
         }
       }

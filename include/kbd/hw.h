@@ -68,16 +68,19 @@
 #include "ptx/tmap.h"
 #endif
 
-/* Pure value primitives (conversions, f32 max/min, the softmax's exp2) are also called from host code of a GPU
- * program: the KBD_HD functions of convert.h, fminmax.h and softmax.h. Their CPU twin is plain C math, so it serves
- * every host compilation (-DKBD_CPU, nvcc's host pass, a plain C host file) and the PTX twin the nvcc device pass. */
+/* Pure value primitives (conversions, f32 max/min, the softmax's exp2, packed f32x2 math) are also called from host
+ * code of a GPU program: the KBD_HD functions of convert.h, fminmax.h, softmax.h and f32x2.h. Their CPU twin is plain
+ * C math, so it serves every host compilation (-DKBD_CPU, nvcc's host pass, a plain C host file) and the PTX twin the
+ * nvcc device pass. */
 #if KBD_DEVICE_PASS
 #include "ptx/cvt.h"
 #include "ptx/ex2.h"
+#include "ptx/f32x2.h"
 #include "ptx/minmax.h"
 #else
 #include "cpu/cvt.h"
 #include "cpu/ex2.h"
+#include "cpu/f32x2.h"
 #include "cpu/minmax.h"
 #endif
 

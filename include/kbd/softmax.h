@@ -253,5 +253,165 @@ KBD_TILE_FN int kbd_softmax_warp_any_(const float *scale, int slots, KBD_SITE_PA
     }                                                                                                                  \
   } while (0)
 
+/* ---- FA4's exponential (issue 27): a share of each row's exponentials on the FMA pipe, packed f32x2 math ----
+ *
+ *   kbd_softmax_update_lazy_poly(p, st, s, scale, slack, share)
+ *                                         kbd_softmax_update_lazy, with the last `share` of every 8 consecutive
+ *                                         elements of a thread's fragment exponentiated by kbd_exp2_poly_ftz (FMA pipe)
+ *                                         and the rest by ex2.approx.ftz (MUFU); share: an integer constant 0..8.
+ *                                         The exponents s * c - m * c (or the exact form) are fma/add/mul.rn.f32x2 on
+ *                                         sm_100a, two elements per instruction, scalar with the same bits elsewhere:
+ *                                         share 0 computes kbd_softmax_update_lazy's p, bit for bit
+ *   kbd_softmax_rescale_packed(o, st)     kbd_softmax_rescale in mul.rn.f32x2 (sm_100a; scalar elsewhere): the
+ *                                         same bits
+ *
+ * Both polynomial and MUFU elements are within 2^-22 relative of 2^x (kbd/exp2_poly.h), so a row mixes them freely.
+ * The split is the caller's: docs/attention.md ("FA4's exponential") has the cycle model behind the sm_100a attention's
+ * 2 of 8. Elements go in pairs (i, i + 1), i even, so a share that is even keeps every pair on one unit and packs
+ * both its exponent and its polynomial. */
+#include "exp2_poly.h"
+#include "f32x2.h"
+
+/* fragment element i takes the polynomial: the last `share` of each 8 */
+#define KBD__SM_POLY_AT(i, share) (((i)&7) >= 8 - (share))
+/* y[k] = 2^e[k], by the polynomial where poly_k, else by MUFU; a pair on the polynomial is packed */
+KBD_HD void kbd_softmax_exp2_pair_(float y[2], const float e[2], int poly0, int poly1) {
+  if (poly0 && poly1) {
+    kbd_exp2_poly_ftz_x2(y, e);
+  } else {
+    y[0] = poly0 ? kbd_exp2_poly_ftz(e[0]) : kbd_hw_ex2_ftz_f32(e[0]);
+    y[1] = poly1 ? kbd_exp2_poly_ftz(e[1]) : kbd_hw_ex2_ftz_f32(e[1]);
+  }
+}
+
+/* the exponentials of one lane's fragment, in pairs; an odd count's last element makes a pair with itself.
+ * exponent2(e, x, k0, k1) sets float e[2] from float x[2] and the pair's row slots */
+#define KBD__SM_POLY_EXP_LANE(p, s, l, plan, share, exponent2)                                                         \
+  KBD_UNROLL for (int kbd_spi_ = 0; kbd_spi_ < KBD_NPT(s); kbd_spi_ += 2) {                                            \
+    const int kbd_spj_ = kbd_spi_ + 1 < KBD_NPT(s) ? kbd_spi_ + 1 : kbd_spi_;                                          \
+    const int kbd_sp0_ = kbd_rt_slot(plan, kbd_spi_), kbd_sp1_ = kbd_rt_slot(plan, kbd_spj_);                          \
+    const float kbd_spx_[2] = {(s).v[l][kbd_spi_], (s).v[l][kbd_spj_]};                                                \
+    float kbd_spe_[2], kbd_spy_[2];                                                                                    \
+    exponent2(kbd_spe_, kbd_spx_, kbd_sp0_, kbd_sp1_);                                                                 \
+    kbd_softmax_exp2_pair_(kbd_spy_, kbd_spe_, KBD__SM_POLY_AT(kbd_spi_, share), KBD__SM_POLY_AT(kbd_spj_, share));    \
+    (p).v[l][kbd_spi_] = kbd_spy_[0];                                                                                  \
+    (p).v[l][kbd_spj_] = kbd_spy_[1];                                                                                  \
+  }
+/* the FFMA form s * c - m * c (kbd_softmax_exp_fma_'s exponent) and the exact (s - m) * c (kbd_softmax_exp_'s) */
+#define KBD__SM_POLY_E_FMA(e, x, k0, k1)                                                                               \
+  do {                                                                                                                 \
+    const float kbd_spc_[2] = {kbd_sl2_, kbd_sl2_};                                                                    \
+    const float kbd_spm_[2] = {-kbd_smc_[kbd_sul_][k0], -kbd_smc_[kbd_sul_][k1]};                                      \
+    kbd_f32x2_fma_any_(e, x, kbd_spc_, kbd_spm_);                                                                      \
+  } while (0)
+#define KBD__SM_POLY_E_EXACT(e, x, k0, k1)                                                                             \
+  do {                                                                                                                 \
+    const float kbd_spc_[2] = {kbd_sl2_, kbd_sl2_};                                                                    \
+    const float kbd_spm_[2] = {-kbd_sms_[kbd_sul_][k0], -kbd_sms_[kbd_sul_][k1]};                                      \
+    float kbd_spd_[2];                                                                                                 \
+    kbd_f32x2_add_any_(kbd_spd_, x, kbd_spm_);                                                                         \
+    kbd_f32x2_mul_any_(e, kbd_spd_, kbd_spc_);                                                                         \
+  } while (0)
+
+/* The row sums of a TMEM_ACC p: row slot k is the thread's elements [k C, (k + 1) C) (kbd/reduce_tile.h), so the sum
+ * is the thread's own; two FADD2 chains (4 lanes) take half the issue slots of kbd_reduce_rows' scalar FADDs and a
+ * quarter of the dependent chain. The index is clamped only so that the other layouts' dead branch stays in bounds. */
+#define KBD__SM_POLY_ROWSUM_TMEM(sum, p)                                                                               \
+  do {                                                                                                                 \
+    for (int kbd_swl_ = 0; kbd_swl_ < KBD_LANES_HELD; ++kbd_swl_) {                                                    \
+      KBD_UNROLL for (int kbd_swk_ = 0; kbd_swk_ < KBD_VEC_SLOTS(sum); ++kbd_swk_) {                                   \
+        float kbd_swa_[2] = {0.0f, 0.0f}, kbd_swb_[2] = {0.0f, 0.0f};                                                  \
+        KBD_UNROLL for (int kbd_swc_ = 0; kbd_swc_ + 3 < KBD_COLS(p); kbd_swc_ += 4) {                                 \
+          const int kbd_swi_ = (kbd_swk_ * KBD_COLS(p) + kbd_swc_) % KBD_NPT(p);                                       \
+          const int kbd_swj_ = (kbd_swi_ + 2) % KBD_NPT(p);                                                            \
+          const float kbd_swx_[2] = {(p).v[kbd_swl_][kbd_swi_], (p).v[kbd_swl_][(kbd_swi_ + 1) % KBD_NPT(p)]};         \
+          const float kbd_swy_[2] = {(p).v[kbd_swl_][kbd_swj_], (p).v[kbd_swl_][(kbd_swj_ + 1) % KBD_NPT(p)]};         \
+          kbd_f32x2_add_any_(kbd_swa_, kbd_swa_, kbd_swx_);                                                            \
+          kbd_f32x2_add_any_(kbd_swb_, kbd_swb_, kbd_swy_);                                                            \
+        }                                                                                                              \
+        kbd_f32x2_add_any_(kbd_swa_, kbd_swa_, kbd_swb_);                                                              \
+        (sum).v[kbd_swl_][kbd_swk_] = kbd_swa_[0] + kbd_swa_[1];                                                       \
+      }                                                                                                                \
+    }                                                                                                                  \
+  } while (0)
+
+/* KBD__SM_UPDATE's lazy path with the exponential loop above and the row sums above (the rest is the same code) */
+#define KBD__SM_UPDATE_POLY(p, st, s, scale, slack, share, name)                                                       \
+  do {                                                                                                                 \
+    KBD__SM_F32(s, name);                                                                                              \
+    KBD__SM_F32(p, name);                                                                                              \
+    KBD__SAME_SHAPE(p, s);                                                                                             \
+    KBD__RT_MATCH((st).row_max, s, KBD__RT_ROWS);                                                                      \
+    const float kbd_sl2_ = (float)(scale)*KBD_SOFTMAX_LOG2E;                                                           \
+    KBD_ROWVEC(f32, s) kbd_sbm_;                                                                                       \
+    kbd_reduce_rows(kbd_sbm_, s, KBD_RED_MAX);                                                                         \
+    float kbd_sms_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)];                                                           \
+    float kbd_smc_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)];                                                           \
+    int kbd_sfa_[KBD_LANES_HELD];                                                                                      \
+    for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
+      kbd_sfa_[kbd_sul_] = 1;                                                                                          \
+      KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_) {                              \
+        const float kbd_so_ = (st).row_max.v[kbd_sul_][kbd_suk_];                                                      \
+        const float kbd_sn_ =                                                                                          \
+            kbd_softmax_lazy_max_(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_], kbd_sl2_, (float)(slack));                  \
+        (st).row_scale.v[kbd_sul_][kbd_suk_] = kbd_softmax_rescale_of_(kbd_so_, kbd_sn_, kbd_sl2_);                    \
+        (st).row_max.v[kbd_sul_][kbd_suk_] = kbd_sn_;                                                                  \
+        kbd_sms_[kbd_sul_][kbd_suk_] = kbd_softmax_shift_(kbd_sn_);                                                    \
+        kbd_smc_[kbd_sul_][kbd_suk_] = kbd_sms_[kbd_sul_][kbd_suk_] * kbd_sl2_;                                        \
+        if (!(fabsf(kbd_smc_[kbd_sul_][kbd_suk_]) < KBD_SOFTMAX_FMA_MAX)) kbd_sfa_[kbd_sul_] = 0;                      \
+      }                                                                                                                \
+    }                                                                                                                  \
+    const kbd_rt_plan kbd_sup_ = KBD__T_PLAN(s, KBD__RT_ROWS);                                                         \
+    if (kbd_hw_vote_all(kbd_sfa_, KBD_SITE)) {                                                                         \
+      for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                  \
+        KBD__SM_POLY_EXP_LANE(p, s, kbd_sul_, kbd_sup_, share, KBD__SM_POLY_E_FMA)                                     \
+      }                                                                                                                \
+    } else {                                                                                                           \
+      for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                  \
+        KBD__SM_POLY_EXP_LANE(p, s, kbd_sul_, kbd_sup_, share, KBD__SM_POLY_E_EXACT)                                   \
+      }                                                                                                                \
+    }                                                                                                                  \
+    KBD_ROWVEC(f32, s) kbd_sbs_;                                                                                       \
+    if (KBD_LAYOUT(s) == KBD_LAYOUT_TMEM_ACC)                                                                          \
+      KBD__SM_POLY_ROWSUM_TMEM(kbd_sbs_, p);                                                                           \
+    else                                                                                                               \
+      kbd_reduce_rows(kbd_sbs_, p, KBD_RED_SUM);                                                                       \
+    for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
+      KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_)(st)                            \
+          .row_sum.v[kbd_sul_][kbd_suk_] = fmaf((st).row_sum.v[kbd_sul_][kbd_suk_],                                    \
+                                                (st).row_scale.v[kbd_sul_][kbd_suk_], kbd_sbs_.v[kbd_sul_][kbd_suk_]); \
+    }                                                                                                                  \
+  } while (0)
+
+#define kbd_softmax_update_lazy_poly(p, st, s, scale, slack, share)                                                    \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT((slack) >= 0 && (slack) <= 15,                                                                   \
+                      "kbd: kbd_softmax_update_lazy_poly: slack is an integer constant in 0..15 (p reaches 2^slack, "  \
+                      "and f16 holds less than 2^16)");                                                                \
+    KBD_STATIC_ASSERT((share) >= 0 && (share) <= 8,                                                                    \
+                      "kbd: kbd_softmax_update_lazy_poly: share is an integer constant in 0..8 (the elements of each " \
+                      "8 that take the polynomial)");                                                                  \
+    KBD__SM_UPDATE_POLY(p, st, s, scale, slack, share, "kbd_softmax_update_lazy_poly");                                \
+  } while (0)
+
+#define kbd_softmax_rescale_packed(o, st)                                                                              \
+  do {                                                                                                                 \
+    KBD__SM_F32(o, "kbd_softmax_rescale_packed");                                                                      \
+    KBD__SM_ROWS_MATCH(o, (st).row_scale, "kbd_softmax_rescale_packed");                                               \
+    const kbd_rt_plan kbd_srp_ = KBD__T_PLAN(o, KBD__RT_ROWS);                                                         \
+    for (int kbd_srl_ = 0; kbd_srl_ < KBD_LANES_HELD; ++kbd_srl_) {                                                    \
+      KBD_UNROLL for (int kbd_sri_ = 0; kbd_sri_ < KBD_NPT(o); kbd_sri_ += 2) {                                        \
+        const int kbd_srj_ = kbd_sri_ + 1 < KBD_NPT(o) ? kbd_sri_ + 1 : kbd_sri_;                                      \
+        const float kbd_sra_[2] = {(o).v[kbd_srl_][kbd_sri_], (o).v[kbd_srl_][kbd_srj_]};                              \
+        const float kbd_srb_[2] = {(st).row_scale.v[kbd_srl_][kbd_rt_slot(kbd_srp_, kbd_sri_)],                        \
+                                   (st).row_scale.v[kbd_srl_][kbd_rt_slot(kbd_srp_, kbd_srj_)]};                       \
+        float kbd_srd_[2];                                                                                             \
+        kbd_f32x2_mul_any_(kbd_srd_, kbd_sra_, kbd_srb_);                                                              \
+        (o).v[kbd_srl_][kbd_sri_] = kbd_srd_[0];                                                                       \
+        (o).v[kbd_srl_][kbd_srj_] = kbd_srd_[1];                                                                       \
+      }                                                                                                                \
+    }                                                                                                                  \
+  } while (0)
+
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
 #endif /* KBD_SOFTMAX_H */

@@ -77,17 +77,18 @@ static int dv_count(int rescales) {
 #include "attention_kernel_sm100_d256.h"
 #undef ATTN_KERNEL
 #pragma pop_macro("kbd_acc_wait")
-/* the correction's rescale of O, and only it: kbd_softmax_rescale of the correction's state `cs` */
-#pragma push_macro("kbd_softmax_rescale")
-#undef kbd_softmax_rescale
-#define kbd_softmax_rescale(o, st)                                                                                     \
+/* the correction's rescale of O, and only it: kbd_softmax_rescale_packed of the correction's state `cs` (the text's
+ * packed rescale; the softmax's factors keep the same bits through the scalar one) */
+#pragma push_macro("kbd_softmax_rescale_packed")
+#undef kbd_softmax_rescale_packed
+#define kbd_softmax_rescale_packed(o, st)                                                                              \
   do {                                                                                                                 \
     if (strcmp(#st, "cs")) KBD__SM_SCALE_ROWS(o, (st).row_scale, (st).row_scale.v[kbd_srl_][kbd_k_], "rescale");       \
   } while (0)
 #define ATTN_KERNEL d256_no_fix
 #include "attention_kernel_sm100_d256.h"
 #undef ATTN_KERNEL
-#pragma pop_macro("kbd_softmax_rescale")
+#pragma pop_macro("kbd_softmax_rescale_packed")
 
 typedef at_kernel dv_kernel;
 
