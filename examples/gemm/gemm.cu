@@ -8,52 +8,62 @@
 
 #define GEMM_VARIANT gemm_bf16_rr /* A row-major (K-major tile), B row-major (N contiguous: MN-major) */
 #define GEMM_A_TILE gemm_a_k
+#define GEMM_A2_TILE gemm_a2_k
 #define GEMM_B_TILE gemm_b_mn
 #define GEMM_BH_TILE gemm_bh_mn
 #include "gemm_variant.h"
 #undef GEMM_VARIANT
 #undef GEMM_A_TILE
+#undef GEMM_A2_TILE
 #undef GEMM_B_TILE
 #undef GEMM_BH_TILE
 
 #define GEMM_VARIANT gemm_bf16_rc /* A row-major, B column-major (K contiguous: K-major) */
 #define GEMM_A_TILE gemm_a_k
+#define GEMM_A2_TILE gemm_a2_k
 #define GEMM_B_TILE gemm_b_k
 #define GEMM_BH_TILE gemm_bh_k
 #include "gemm_variant.h"
 #undef GEMM_VARIANT
 #undef GEMM_A_TILE
+#undef GEMM_A2_TILE
 #undef GEMM_B_TILE
 #undef GEMM_BH_TILE
 
 #define GEMM_VARIANT gemm_bf16_cr /* A column-major (M contiguous: MN-major), B row-major */
 #define GEMM_A_TILE gemm_a_mn
+#define GEMM_A2_TILE gemm_a2_mn
 #define GEMM_B_TILE gemm_b_mn
 #define GEMM_BH_TILE gemm_bh_mn
 #include "gemm_variant.h"
 #undef GEMM_VARIANT
 #undef GEMM_A_TILE
+#undef GEMM_A2_TILE
 #undef GEMM_B_TILE
 #undef GEMM_BH_TILE
 
 #define GEMM_VARIANT gemm_bf16_cc
 #define GEMM_A_TILE gemm_a_mn
+#define GEMM_A2_TILE gemm_a2_mn
 #define GEMM_B_TILE gemm_b_k
 #define GEMM_BH_TILE gemm_bh_k
 #include "gemm_variant.h"
 #undef GEMM_VARIANT
 #undef GEMM_A_TILE
+#undef GEMM_A2_TILE
 #undef GEMM_B_TILE
 #undef GEMM_BH_TILE
 
 /* fp8: both operands K-major (wgmma transposes only 16-bit operands) */
 #define GEMM_VARIANT gemm_e4m3_rc
 #define GEMM_A_TILE gemm_a8
+#define GEMM_A2_TILE gemm_a28
 #define GEMM_B_TILE gemm_b8
 #define GEMM_BH_TILE gemm_bh8
 #include "gemm_variant.h"
 #undef GEMM_VARIANT
 #undef GEMM_A_TILE
+#undef GEMM_A2_TILE
 #undef GEMM_B_TILE
 #undef GEMM_BH_TILE
 

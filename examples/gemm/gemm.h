@@ -79,6 +79,12 @@ typedef KBD_STILE(bf16, GEMM_BN, GEMM_BK, KBD_SWIZZLE_128B) gemm_b_k;
 typedef KBD_STILE_MN(bf16, GEMM_BN, GEMM_BK, KBD_SWIZZLE_128B) gemm_b_mn;
 typedef KBD_STILE(e4m3, GEMM_WM, GEMM_BK8, KBD_SWIZZLE_128B) gemm_a8;
 typedef KBD_STILE(e4m3, GEMM_BN, GEMM_BK8, KBD_SWIZZLE_128B) gemm_b8;
+/* The two consumers' A tiles of a stage as one 256-row tile (the sm_100a MMA warp's operand, gemm_variant.h): the ring
+ * holds them next to each other, and for either major a tile of twice the rows is the two tiles back to back (K-major:
+ * rows of 128 bytes; MN-major: 64-row boxes of 8 KiB, each holding the whole K). */
+typedef KBD_STILE(bf16, GEMM_BM, GEMM_BK, KBD_SWIZZLE_128B) gemm_a2_k;
+typedef KBD_STILE_MN(bf16, GEMM_BM, GEMM_BK, KBD_SWIZZLE_128B) gemm_a2_mn;
+typedef KBD_STILE(e4m3, GEMM_BM, GEMM_BK8, KBD_SWIZZLE_128B) gemm_a28;
 /* B is loaded as two halves of 64 rows (N): with a 2-CTA cluster each CTA loads one half and multicasts it to both,
  * alone it loads both. A half is the first or second 8 KiB of the B tile for either major (a K-major tile's rows
  * are contiguous; an MN-major one is stored as 64-column boxes), so a half is a 64-row tile of the same kind at
@@ -130,6 +136,9 @@ typedef struct gemm_params {
 /* One consumer warpgroup's 128 x 128 f32 accumulator (registers on sm_90a, Tensor Memory on sm_100a): a named type,
  * since the per-variant MMA functions (gemm_variant.h) take it by pointer. */
 typedef KBD_ACC(f32, GEMM_WM, GEMM_BN) gemm_acc;
+/* Both consumers' accumulators as one 256 x 128 accumulator: the sm_100a MMA warp's (gemm_variant.h), in Tensor Memory
+ * the two 128-row blocks side by side, consumer g's at column g * GEMM_BN. */
+typedef KBD_ACC(f32, GEMM_BM, GEMM_BN) gemm_acc2;
 /* One epilogue chunk of it as registers (the WGMMA_ACC fragment on sm_90a, a row per thread on sm_100a): what the
  * epilogue hook works on (gemm_epilogue.h; docs/gemm.md, "Changing the epilogue"). Here rather than beside the hook,
  * so a file can define its own hook before including gemm.cu (tests/gemm/gemm_hook_kernels.c). Kernel code only: a

@@ -56,56 +56,78 @@ KBD_DEV int GEMM_KTILES(long long k) {
 
 #if GEMM__TEXT_ARCH == 90
 /* sm_90a, one consumer warpgroup g: the main loop of one tile. Each stage's MMAs (kbd_mma: wgmma.fence, the K-steps,
- * commit_group) are issued as soon as it is full; kbd_mma_release frees it once they have read it, while the next
- * stage's MMAs are already in flight. One loop per variant, picked once per tile: a switch per stage was a jump
- * table (LDC + BRX) every k-block. */
+ * commit_group) are issued as soon as it is full; kbd_mma_release_at then waits for the PREVIOUS stage's MMAs and
+ * frees that stage, while this one's are in flight; after the loop kbd_mma_wait_at frees the last. Why it looks like
+ * this (docs/gemm.md, "Why the loop looks like this"):
+ *   - one loop per variant, picked once per tile: a switch per stage was a jump table (LDC + BRX) every k-block;
+ *   - the `empty` barriers as one 32-bit shared base plus 8 x stage (kbd_mbarrier_addr): a kbd_mbarrier pointer
+ *     is a 64-bit generic address that ptxas rebuilt and null-tested every k-block;
+ *   - ONE loop for both release kinds (peers 0: this CTA only): a loop per kind was 5 instructions shorter per
+ *     k-block on one CTA and 3 in a cluster, but ptxas then compiles ten wgmma loops, +0.9 s (55%) of the sm_90a
+ *     device compile. */
 #define GEMM_MAINLOOP KBD_CAT(GEMM_VARIANT, _mainloop)
 KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *l, int g, int ktiles, kbd_pipe *ps,
                            kbd_mbarrier *full, kbd_mbarrier *empty, int csize, const gemm_cluster *cl) {
+  const uint32_t empty0 = kbd_mbarrier_addr(empty);
+  const uint32_t peers = csize > 1 ? cl->peers : 0u; /* 0: this CTA's barrier only */
+  int prev = 0;                                      /* the stage of the previous k-block */
   for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(ps)) {
     const int s = ps->stage;
     GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + g);
     GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
     kbd_mbarrier_wait(&full[s], ps->phase);
     kbd_mma(*acc, a, b, kt > 0);
-    if (csize > 1)
-      kbd_mma_release_mc(*acc, &empty[s], cl->peers); /* the stage is free in this CTA and its peers */
-    else
-      kbd_mma_release(*acc, &empty[s]);
+    /* the previous stage is free in this CTA (and its peers) once its MMAs are done */
+    if (kt > 0) kbd_mma_release_at(*acc, empty0 + 8u * (uint32_t)prev, peers);
+    prev = s;
   }
+  if (ktiles > 0) kbd_mma_wait_at(*acc, empty0 + 8u * (uint32_t)prev, peers);
 }
 #else
 /* sm_100a, the MMA warp: tile j accumulates into buffer j % 2 once the epilogue has released what tile j - 2 left
  * there; each stage is freed by a commit as soon as its MMAs have read it. */
 #define GEMM_MMA_WARP KBD_CAT(GEMM_VARIANT, _mma_warp)
+#define GEMM_MMA_KLOOP KBD_CAT(GEMM_VARIANT, _mma_kloop)
+/* One tile's k-blocks; mc (a constant at each call): the stage is freed in the cluster peers too. Why it looks like
+ * this (docs/gemm.md, "Why the loop looks like this"):
+ *   - both consumers' accumulators are one 256-row accumulator (gemm_acc2): tcgen05 takes M = 128 per instruction,
+ *     so kbd_mma_issue issues the two 128-row blocks side by side in columns (accumulator g at column g * GEMM_BN of
+ *     the buffer, where the epilogue reads it), and both A tiles of a stage are one 256-row tile (GEMM_A2_TILE: the
+ *     two 128-row tiles are adjacent in the ring and laid out as one of twice the rows): one issue builds the
+ *     descriptors once where an issue per accumulator built them twice (99 -> 71 non-MMA instructions per k-block);
+ *   - one loop per release kind, picked once per tile: a test of csize in the loop was 6 instructions per k-block;
+ *   - the commit from the issue's elected section (kbd_mma_issue_commit_at, the stage's barrier as a 32-bit
+ *     address): a separate kbd_mma_commit was a second elect.sync section (4 instructions per k-block). */
+KBD_DEV void GEMM_MMA_KLOOP(gemm_acc2 *acc, unsigned char *smem, const gemm_smem *l, kbd_mbarrier *full,
+                            kbd_mbarrier *empty, int ktiles, kbd_pipe *ps, const int mc, const gemm_cluster *cl) {
+  const uint32_t empty0 = kbd_mbarrier_addr(empty);
+  const uint32_t peers = mc ? cl->peers : 0u; /* 0: this CTA's barrier only */
+  for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(ps)) {
+    const int s = ps->stage;
+    GEMM_A2_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A2_TILE, smem, l->a, s);
+    GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
+    kbd_mbarrier_wait(&full[s], ps->phase);
+    /* the commit tracks every MMA this thread issued: it frees the stage once they have read it (in a cluster in
+     * this CTA and its peers) */
+    kbd_mma_issue_commit_at(*acc, a, b, kt > 0, empty0 + 8u * (uint32_t)s, peers);
+  }
+}
 KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tmem, kbd_mbarrier *full,
                            kbd_mbarrier *empty, kbd_mbarrier *accfull, kbd_mbarrier *accempty, const gemm_cluster *cl,
                            int csize, long long first, long long step, long long ctiles, long long k) {
   const int ktiles = GEMM_KTILES(k);
-  gemm_acc acc0, acc1;
+  gemm_acc2 acc;
   kbd_pipe ps = kbd_pipe_start(GEMM_STAGES); /* the ring position (a counter's % and / cost 8 instructions) */
   int j = 0;
   for (long long t = first; t < ctiles; t += step, ++j) {
     const int buf = j % GEMM_ACC_BUFS;
-    kbd_acc_bind(acc0, tmem, buf * GEMM_CONSUMERS * GEMM_BN, &accfull[buf]);
-    kbd_acc_bind(acc1, tmem, buf * GEMM_CONSUMERS * GEMM_BN + GEMM_BN, &accfull[buf]);
+    kbd_acc_bind(acc, tmem, buf * GEMM_CONSUMERS * GEMM_BN, &accfull[buf]);
     kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GEMM_ACC_BUFS) & 1u) ^ 1u); /* fresh: parity 1 passes */
-    for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
-      const int s = ps.stage;
-      GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s);
-      GEMM_A_TILE a1 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + 1);
-      GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
-      kbd_mbarrier_wait(&full[s], ps.phase);
-      kbd_mma_issue(acc0, a0, b, kt > 0);
-      kbd_mma_issue(acc1, a1, b, kt > 0);
-      /* both MMAs (a commit tracks every MMA this thread issued); in a cluster the stage is freed in this CTA and
-       * its peers */
-      if (csize > 1)
-        kbd_mma_commit_mc(acc0, &empty[s], cl->peers);
-      else
-        kbd_mma_commit(acc0, &empty[s]);
-    }
-    kbd_mma_commit(acc0, &accfull[buf]); /* the tile's accumulators are complete */
+    if (csize > 1)
+      GEMM_MMA_KLOOP(&acc, smem, l, full, empty, ktiles, &ps, 1, cl);
+    else
+      GEMM_MMA_KLOOP(&acc, smem, l, full, empty, ktiles, &ps, 0, cl);
+    kbd_mma_commit(acc, &accfull[buf]); /* the tile's accumulators are complete */
   }
 }
 #endif
@@ -114,3 +136,4 @@ KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tm
 #undef GEMM_KTILES
 #undef GEMM_MAINLOOP
 #undef GEMM_MMA_WARP
+#undef GEMM_MMA_KLOOP

@@ -11,6 +11,11 @@
  *   kbd_mbarrier_wait(bar, parity)                wait until the phase of parity `parity` completes (acquire)
  *   kbd_mbarrier_try_wait(bar, parity)            1 if it has (acquire), 0 if not yet: loop on it
  *   kbd_mbarrier_test_wait(bar, parity)           the same without the hardware's suspend (a pure poll)
+ *   kbd_mbarrier_addr(bar)                        its 32-bit shared address (cvta.to.shared; CPU: the offset in
+ *                                                 the block's shared window), for the _at forms
+ *   kbd_mbarrier_wait_at(addr, parity)            kbd_mbarrier_wait of the barrier at shared address addr
+ *   kbd_mbarrier_arrive_at(addr)                  kbd_mbarrier_arrive of it (a hot loop keeps one 32-bit base and
+ *                                                 adds 8 x the stage, where a pointer is a 64-bit generic address)
  *   kbd_pipe ps = kbd_pipe_start(stages)          ring position: ps.stage, ps.phase (the parity to wait for
  *   kbd_pipe_advance(&ps)                         on "full"; producers wait on "empty" with ps.phase ^ 1)
  *   kbd_fence_mbarrier_init()                     initialisations visible to the cluster (before its barrier)
@@ -61,6 +66,9 @@ typedef uint64_t kbd_mbarrier;
 #define kbd_mbarrier_try_wait(bar, parity) kbd_hw_mbar_try_wait((bar), (uint32_t)(parity), KBD_SITE)
 #define kbd_mbarrier_test_wait(bar, parity) kbd_hw_mbar_test_wait((bar), (uint32_t)(parity), KBD_SITE)
 #define kbd_fence_mbarrier_init() kbd_hw_fence_mbar_init(KBD_SITE)
+#define kbd_mbarrier_addr(bar) kbd_hw_mbar_addr((bar), KBD_SITE)
+#define kbd_mbarrier_wait_at(addr, parity) kbd_hw_mbar_wait_at((uint32_t)(addr), (uint32_t)(parity), KBD_SITE)
+#define kbd_mbarrier_arrive_at(addr) kbd_hw_mbar_arrive_at((uint32_t)(addr), 1u, KBD_SITE)
 /* One thread issues it (KBD_ELECT_ONE), after the barrier expects the bytes (kbd_mbarrier_arrive_expect_tx);
  * size, dst and src multiples of 16. Consumers read dst only after waiting for the phase. */
 #define kbd_bulk_load(dst, src, bytes, bar) kbd_hw_bulk_load((dst), (src), (uint32_t)(bytes), (bar), KBD_SITE)

@@ -25,7 +25,16 @@
  *                                             MMAs; no warpgroup barrier (docs/design/mma-warp.md)
  *   kbd_mma_commit(acc, &bar)                 the same warp: one arrive on bar when its MMAs so far complete
  *   kbd_mma_commit_mc(acc, &bar, mask)        the same, on bar's offset in every cluster CTA of mask
+ *   kbd_mma_issue_commit_at(acc, a, b, accumulate, addr, mask)   the same warp: kbd_mma_issue, then one commit
+ *                                             to the barrier at shared address addr (kbd_mbarrier_addr; mask 0:
+ *                                             this CTA, else every CTA of mask) from the same elected section
  *   kbd_mma_release_mc(acc, &empty, mask)     kbd_mma_release with the arrive in every cluster CTA of mask
+ *   kbd_mma_release_at(acc, addr, mask)       sm_90a, the warpgroup: wait until only the newest MMA group is
+ *                                             pending, then ONE arrive on the mbarrier at shared address addr
+ *                                             (kbd_mbarrier_addr) - the stage the older groups read, named by the
+ *                                             caller - in this CTA (mask 0) or at its offset in every cluster CTA
+ *                                             of mask; acc keeps no pending barrier
+ *   kbd_mma_wait_at(acc, addr, mask)          the same after every group (kbd_mma_wait): the last stage's release
  *   kbd_acc_wait(acc, &bar, parity)           each reading warp: the phase, then fence::after_thread_sync
  *   kbd_acc_release(acc, &bar)                each reading warp: wait::st, fence::before_thread_sync + one arrive
  *                                             (init bar with KBD_ACC_RELEASES(reading threads))
@@ -346,6 +355,27 @@ KBD_DEV uint64_t *kbd__wgmma_release(uint64_t *pend, uint32_t pmask, uint64_t *n
   }
   return next;
 }
+/* kbd_mma_release_at / kbd_mma_wait_at: the same wait and arrive with the barrier the caller names by its 32-bit
+ * shared address. A main loop keeps one base address and adds 8 x the previous stage; kbd_mma_release's pending
+ * pointer is a 64-bit generic address that ptxas rebuilds each k-block (S2R SR_SWINHI, 64-bit adds) and null-tests
+ * (the sm_90a GEMM's consumer loop: 70 -> 63 non-MMA instructions per k-block, issue 27). */
+KBD_DEV void kbd__wgmma_release_at(uint32_t bar, uint32_t mask, int keep, KBD_SITE_PARAMS) {
+  if (keep)
+    kbd_hw_wgmma_wait(1, KBD_SITE_ARGS);
+  else
+    kbd_hw_wgmma_wait(0, KBD_SITE_ARGS);
+  if (KBD__WG_LEADER_WARP()) {
+    if (mask == 0u) {
+      KBD_ELECT_ONE { kbd_hw_mbar_arrive_at(bar, 1u, KBD_SITE_ARGS); }
+    } else {
+      KBD_FOR_LANES(r) {
+        if (r < 16 && (mask >> r & 1u)) kbd_hw_mbar_arrive_cluster_reads_at(bar, (unsigned)r, 1u, KBD_SITE_ARGS);
+      }
+    }
+  }
+}
+#define kbd__mma_release_at_(acc, addr, mask) kbd__wgmma_release_at((uint32_t)(addr), (uint32_t)(mask), 1, KBD_SITE)
+#define kbd__mma_wait_at_(acc, addr, mask) kbd__wgmma_release_at((uint32_t)(addr), (uint32_t)(mask), 0, KBD_SITE)
 #define kbd__mma_release_(acc, empty)                                                                                  \
   ((acc).pend = kbd__wgmma_release((acc).pend, (acc).pmask, (empty), 1, KBD_SITE), (acc).pmask = 0u)
 #define kbd__mma_release_mc_(acc, empty, mask)                                                                         \
@@ -355,6 +385,8 @@ KBD_DEV uint64_t *kbd__wgmma_release(uint64_t *pend, uint32_t pmask, uint64_t *n
 /* the MMA-warp calls do not exist on sm_90a (their static assertion names kbd_mma instead) */
 #define kbd__mma_issue_(acc, a, b, accumulate, ta, tb) ((void)(accumulate))
 #define kbd__mma_commit_(acc, bar) ((void)(bar))
+#define kbd__mma_issue_commit_at_(acc, a, b, accumulate, ta, tb, bar, mask)                                            \
+  ((void)(accumulate), (void)(bar), (void)(mask))
 #define kbd__mma_commit_mc_(acc, bar, mask) ((void)(bar), (void)(mask))
 #define kbd__acc_wait_(acc, bar, parity) ((void)(bar), (void)(parity))
 #define kbd__acc_release_(acc, bar) ((void)(bar))
@@ -449,6 +481,9 @@ KBD_DEV void kbd__umma_commit_mc(uint64_t *bar, uint32_t mask, KBD_SITE_PARAMS) 
 #endif
 }
 #define kbd__mma_release_mc_(acc, empty, mask) kbd__umma_commit_mc((empty), (uint32_t)(mask), KBD_SITE)
+/* sm_90a only (their static assertion names the sm_100a calls) */
+#define kbd__mma_release_at_(acc, addr, mask) ((void)(addr), (void)(mask))
+#define kbd__mma_wait_at_(acc, addr, mask) ((void)(addr), (void)(mask))
 #define kbd__mma_wait_(acc) ((acc).phase = kbd__umma_wait((acc).bar, (acc).phase, KBD_SITE))
 
 /* ---- sm_100a: the MMA warp (docs/design/mma-warp.md) --------------------------------------------------------- */
@@ -482,6 +517,27 @@ KBD_DEV void kbd__acc_release_warp(uint64_t *bar, KBD_SITE_PARAMS) {
   KBD_ELECT_ONE { kbd_hw_mbar_arrive(bar, 1u, KBD_SITE_ARGS); }
 }
 #define kbd__mma_commit_(acc, bar) kbd__umma_commit_warp((bar), KBD_SITE)
+/* kbd_mma_issue_commit_at: the issue and the commit from one elected section. Two calls are two (ELECT, BRA.DIV,
+ * BSSY/BSYNC and the commit's address moved to a uniform register: the sm_100a GEMM's MMA warp, issue 27). */
+KBD_DEV void kbd__umma_issue_commit_warp(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc,
+                                         kbd_smem_shape as, uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr,
+                                         int accumulate, uint32_t bar, uint32_t mask, KBD_SITE_PARAMS) {
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  KBD_ELECT_ONE {
+    kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, aaddr, bs, baddr, accumulate, KBD_SITE_ARGS);
+    if (mask == 0u)
+      kbd_hw_umma_commit_at(bar, KBD_SITE_ARGS);
+    else
+      kbd_hw_umma_commit_mc_at(bar, (uint16_t)mask, KBD_SITE_ARGS);
+  }
+}
+#define kbd__mma_issue_commit_at_(acc, a, b, accumulate, ta, tb, bar, mask)                                            \
+  kbd__umma_issue_commit_warp((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                      \
+                              kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), KBD_ROWS(acc) == 64 ? 64 : 128,         \
+                                                  KBD_COLS(acc), KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),          \
+                              KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),               \
+                              kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), (uint32_t)(bar), (uint32_t)(mask),      \
+                              KBD_SITE)
 KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PARAMS) {
   KBD_ELECT_ONE { kbd_hw_umma_commit_mc(bar, (uint16_t)mask, KBD_SITE_ARGS); }
 }
@@ -507,6 +563,22 @@ KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PAR
     KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
     kbd__mma_release_mc_(acc, empty, mask);                                                                            \
   } while (0)
+/* sm_90a: the stage release with the barrier named by the caller (the older groups' stage) */
+#define KBD__MMA_RULE_AT                                                                                               \
+  "kbd_mma_release_at / kbd_mma_wait_at are sm_90a calls (wgmma groups): on sm_100a a tcgen05.commit frees a stage - " \
+  "kbd_mma_release, kbd_mma_commit"
+#define kbd_mma_release_at(acc, addr, mask)                                                                            \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100, KBD__MMA_RULE_AT);                                                          \
+    kbd__mma_release_at_(acc, addr, mask);                                                                             \
+  } while (0)
+#define kbd_mma_wait_at(acc, addr, mask)                                                                               \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100, KBD__MMA_RULE_AT);                                                          \
+    kbd__mma_wait_at_(acc, addr, mask);                                                                                \
+  } while (0)
 #define kbd_mma_wait(acc)                                                                                              \
   do {                                                                                                                 \
     KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
@@ -524,6 +596,15 @@ KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PAR
     KBD__MMA_STATIC_CHECKS(acc, a, b);                                                                                 \
     KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
     kbd__mma_issue_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)));                  \
+  } while (0)
+/* sm_100a, the MMA warp: kbd_mma_issue, then from the same elected thread one commit to the barrier at 32-bit shared
+ * address bar (kbd_mbarrier_addr): kbd_mma_commit (mask 0) or kbd_mma_commit_mc (mask) */
+#define kbd_mma_issue_commit_at(acc, a, b, accumulate, bar, mask)                                                      \
+  do {                                                                                                                 \
+    KBD__MMA_STATIC_CHECKS(acc, a, b);                                                                                 \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
+    kbd__mma_issue_commit_at_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)), bar,    \
+                              mask);                                                                                   \
   } while (0)
 #define kbd_mma_commit(acc, bar)                                                                                       \
   do {                                                                                                                 \

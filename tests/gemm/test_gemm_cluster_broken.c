@@ -1,8 +1,9 @@
 /* test_gemm_cluster_broken.c - the GEMM example's kernels with the cluster release broken. In a cluster the CTAs
  * of a column share B and the CTAs of a row share A (each multicasts its share into its peers), so a stage may be
  * refilled only when the MMAs of the CTA and of all its peers have read it. Two breaks, chosen at run time:
- *   local        a CTA pair: the stage is released in the CTA's own barrier only (kbd_mma_release_mc ->
- *                kbd_mma_release on sm_90a, kbd_mma_commit_mc -> kbd_mma_commit on sm_100a)
+ *   local        a CTA pair: the stage is released in the CTA's own barrier only (kbd_mma_release_at and
+ *                kbd_mma_wait_at on sm_90a, kbd_mma_issue_commit_at on sm_100a: mask 0 where the loop passes the
+ *                peers)
  *   column only  a 2 x 2 cluster: the release reaches the column peer (B) but not the row peer (A)
  * Either way the barriers count fewer arrivals than they wait for, and the CPU machine must report it in the first
  * run under the default schedule (a deadlock naming the producer's wait, or a data race on the stage when a
@@ -25,24 +26,16 @@
  * in the sm_90a consumers' main loop and the sm_100a MMA warp, gemm_variant.h) */
 static int broken_column_only; /* 0: local, 1: column only */
 #include <kbd/mma.h>
-#undef kbd_mma_release_mc
-#undef kbd_mma_commit_mc
-#define kbd_mma_release_mc(acc, empty, mask)                                                                           \
-  do {                                                                                                                 \
-    (void)(mask);                                                                                                      \
-    if (broken_column_only)                                                                                            \
-      kbd__mma_release_mc_(acc, empty, cl->col);                                                                        \
-    else                                                                                                               \
-      kbd_mma_release(acc, empty);                                                                                     \
-  } while (0)
-#define kbd_mma_commit_mc(acc, bar, mask)                                                                              \
-  do {                                                                                                                 \
-    (void)(mask);                                                                                                      \
-    if (broken_column_only)                                                                                            \
-      kbd__mma_commit_mc_(acc, bar, cl->col);                                                                          \
-    else                                                                                                               \
-      kbd_mma_commit(acc, bar);                                                                                        \
-  } while (0)
+#undef kbd_mma_release_at
+#undef kbd_mma_wait_at
+#undef kbd_mma_issue_commit_at
+/* the mask is 0 in the single-CTA loops and the peers in the cluster ones */
+#define GEMM_BROKEN_MASK(mask) ((mask) == 0u ? 0u : broken_column_only ? (uint32_t)cl->col : 0u)
+#define kbd_mma_release_at(acc, addr, mask) kbd__mma_release_at_(acc, addr, GEMM_BROKEN_MASK(mask))
+#define kbd_mma_wait_at(acc, addr, mask) kbd__mma_wait_at_(acc, addr, GEMM_BROKEN_MASK(mask))
+#define kbd_mma_issue_commit_at(acc, a, b, accumulate, bar, mask)                                                      \
+  kbd__mma_issue_commit_at_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)), bar,      \
+                            GEMM_BROKEN_MASK(mask))
 #include "gemm.cu"
 
 static void run_broken(int column_only) {

@@ -394,6 +394,35 @@ static inline void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PAR
   kbd_cpu_mbar_observe(w, m, KBD_SITE_ARGS);
 }
 
+/* ---- the 32-bit forms: a barrier named by its shared address (its offset in the block's shared window, which
+ * starts at 0 on the CPU machine as kbd_hw_smem_addr's operands do) ---- */
+static inline uint32_t kbd_hw_mbar_addr(uint64_t *bar, KBD_SITE_PARAMS) {
+  return (uint32_t)kbd_cpu_mbar_off(kbd_cpu_self(), bar, "kbd_mbarrier_addr", KBD_SITE_ARGS);
+}
+/* The object at shared address addr of the running block; faults past its shared memory (alignment, liveness and
+ * the rest are the pointer forms' checks). */
+static inline uint64_t *kbd_cpu_mbar_at(uint32_t addr, const char *what, const char *file, int line) {
+  const kbd_cpu_cta *cta = kbd_cpu_self()->cta;
+  if ((size_t)addr + 8 > cta->smem_top)
+    kbd_cpu_fault(KBD_ERR_MBARRIER, file, line,
+                  "%s: shared address %u is not an mbarrier of this block: its shared memory ends at byte %zu "
+                  "(name the barrier with kbd_mbarrier_addr)",
+                  what, addr, cta->smem_top);
+  return (uint64_t *)(void *)(cta->smem + addr);
+}
+static inline void kbd_hw_mbar_wait_at(uint32_t addr, uint32_t parity, KBD_SITE_PARAMS) {
+  kbd_hw_mbar_wait(kbd_cpu_mbar_at(addr, "kbd_mbarrier_wait_at", KBD_SITE_ARGS), parity, KBD_SITE_ARGS);
+}
+static inline void kbd_hw_mbar_arrive_at(uint32_t addr, uint32_t count, KBD_SITE_PARAMS) {
+  kbd_hw_mbar_arrive(kbd_cpu_mbar_at(addr, "kbd_mbarrier_arrive_at", KBD_SITE_ARGS), count, KBD_SITE_ARGS);
+}
+/* defined in cpu/cluster.h, which comes after this file (it includes it through cpu/tma.h) */
+static inline void kbd_hw_mbar_arrive_cluster_reads(uint64_t *bar, unsigned rank, uint32_t count, KBD_SITE_PARAMS);
+static inline void kbd_hw_mbar_arrive_cluster_reads_at(uint32_t addr, unsigned rank, uint32_t count, KBD_SITE_PARAMS) {
+  kbd_hw_mbar_arrive_cluster_reads(kbd_cpu_mbar_at(addr, "kbd_mbarrier_arrive_cluster_reads (at)", KBD_SITE_ARGS), rank,
+                                   count, KBD_SITE_ARGS);
+}
+
 /* fence.mbarrier_init.release.cluster: this thread's earlier initialisations become visible to the other CTAs
  * of the cluster (a peer that signals or multicasts into such a barrier checks it: kbd/cpu/cluster.h). Within a
  * CTA a barrier after the init orders it (checked by the shadow). */

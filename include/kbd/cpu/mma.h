@@ -1285,6 +1285,14 @@ static inline void kbd_hw_umma_commit_mc(uint64_t *bar, uint16_t mask, KBD_SITE_
   kbd_cpu_umma_commit_mc_g(bar, mask, 1, "tcgen05.commit (multicast)", KBD_SITE_ARGS);
 }
 
+/* the 32-bit forms: the barrier at shared address addr (cpu/mbar.h, kbd_cpu_mbar_at) */
+static inline void kbd_hw_umma_commit_at(uint32_t addr, KBD_SITE_PARAMS) {
+  kbd_hw_umma_commit(kbd_cpu_mbar_at(addr, "tcgen05.commit", KBD_SITE_ARGS), KBD_SITE_ARGS);
+}
+static inline void kbd_hw_umma_commit_mc_at(uint32_t addr, uint16_t mask, KBD_SITE_PARAMS) {
+  kbd_hw_umma_commit_mc(kbd_cpu_mbar_at(addr, "tcgen05.commit (multicast)", KBD_SITE_ARGS), mask, KBD_SITE_ARGS);
+}
+
 static inline void kbd_hw_tcgen05_fence_before(KBD_SITE_PARAMS) {
   kbd_cpu_mma_arch(100, "tcgen05.fence::before_thread_sync", KBD_SITE_ARGS);
 }

@@ -92,6 +92,43 @@ KBD_DEV void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {
   }
 }
 
+/* The barrier named by its 32-bit shared::cta address (kbd_mbarrier_addr). A loop over a ring keeps one base in a
+ * register and adds 8 x the stage: the pointer forms above hand ptxas a 64-bit generic address, which it rebuilds
+ * from the shared window's base (S2R SR_SWINHI, 64-bit adds) every k-block before the cvta drops the high half. */
+KBD_DEV uint32_t kbd_hw_mbar_addr(uint64_t *bar, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  return kbd_ptx_smem_u32(bar);
+}
+
+/* mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [addr], parity, in a loop (kbd_hw_mbar_wait) */
+KBD_DEV void kbd_hw_mbar_wait_at(uint32_t addr, uint32_t parity, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  uint32_t ok;
+  do {
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(ok)
+                 : "r"(addr), "r"(parity)
+                 : "memory");
+  } while (!ok);
+}
+
+/* mbarrier.arrive.release.cta.shared::cta.b64 _, [addr], count (kbd_hw_mbar_arrive) */
+KBD_DEV void kbd_hw_mbar_arrive_at(uint32_t addr, uint32_t count, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(addr), "r"(count) : "memory");
+}
+
+/* mapa.shared::cluster.u32 + mbarrier.arrive.shared::cluster.b64 _, [remote], count: kbd_hw_mbar_arrive_cluster_reads
+ * (ptx/cluster.h, docs/design/read-release.md) of the barrier at addr's offset in CTA `rank` */
+KBD_DEV void kbd_hw_mbar_arrive_cluster_reads_at(uint32_t addr, unsigned rank, uint32_t count, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  uint32_t remote;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0], %1;" ::"r"(remote), "r"(count) : "memory");
+}
+
 /* fence.mbarrier_init.release.cluster;     PTX ISA 8.0, sm_90 */
 KBD_DEV void kbd_hw_fence_mbar_init(KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;

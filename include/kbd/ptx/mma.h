@@ -502,6 +502,29 @@ KBD_DEV void kbd_hw_umma_commit_mc(uint64_t *bar, uint16_t mask, KBD_SITE_PARAMS
 #endif
 }
 
+/* kbd_hw_umma_commit / kbd_hw_umma_commit_mc of the barrier at 32-bit shared address addr (kbd_mbarrier_addr) */
+KBD_DEV void kbd_hw_umma_commit_at(uint32_t addr, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(addr) : "memory");
+#else
+  (void)addr;
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+KBD_DEV void kbd_hw_umma_commit_mc_at(uint32_t addr, uint16_t mask, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile(
+      "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" ::"r"(addr),
+      "h"(mask)
+      : "memory");
+#else
+  (void)addr, (void)mask;
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
 /* tcgen05.fence::before_thread_sync;     PTX ISA 8.6, sm_100a. Orders this thread's earlier async tcgen05
  * operations before a following barrier / mbarrier arrive (§5.8). */
 KBD_DEV void kbd_hw_tcgen05_fence_before(KBD_SITE_PARAMS) {
