@@ -19,8 +19,8 @@
  *   - Each consumer warpgroup owns 64 query rows: S = Q K^T into an accumulator, the online softmax
  *     (kbd/softmax.h) in registers, P = exp(...) rounded to the input type, O += P V (sm_90a: P from registers;
  *     sm_100a: through the warpgroup's P tile in shared memory). FlashAttention-3's schedule: the two consumers
- *     take turns on the tensor cores (named barriers), and S of key block j+1 is issued before the softmax of
- *     block j, so the MMAs run while the warpgroups compute exponentials.
+ *     take turns on the tensor cores (named barriers), and O += P V of key block j-1 is issued with S of block j
+ *     and runs under the softmax of block j, so the MMAs run while the warpgroups compute exponentials.
  *   - splits > 1 (flash-decoding): grid z splits the key range; each split writes its normalised O and lse
  *     in f32 to a workspace, and a second kernel combines them with the lse weights.
  * attention_kernel.h is the sm_90a kernel (wgmma, accumulators in registers). On sm_100a FlashAttention-4's structure
@@ -245,6 +245,24 @@ KBD_HD kbd_smem_plan attn_layout_fa4_256(attn_smem *l) {
 #define ATTN_TEXT_256 "attention_kernel.h"
 #endif
 
+/* P = the probabilities of sc rounded to the input type: pr = kbd_convert(pr, sc) two elements at a time, with one
+ * packed cvt (F2FP.PACK_AB) per pair where the element-wise conversion is an F2F each plus a PRMT per pair to pack
+ * them into the wgmma A fragment's 32-bit registers (issue 27: 96 of the 128-key block's instructions, now 32).
+ * Elements 2i and 2i + 1 of a thread are adjacent columns of one row in every accumulator layout (WGMMA_ACC pairs
+ * them in one A-fragment register), so pairs never straddle rows; the rounding is the element-wise one either way
+ * (kbd/convert.h). Constant indices on the thread's own registers: after unrolling every element is a scalar. */
+#define ATTN__CVT2_(dt) kbd_f32x2_to_##dt##x2
+#define ATTN__CVT2(dt) ATTN__CVT2_(dt)
+#define ATTN_CONVERT_P(pr, sc, dt)                                                                                     \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_NPT(pr) == KBD_NPT(sc) && KBD_NPT(sc) % 2 == 0 && KBD_LAYOUT(pr) == KBD_LAYOUT(sc),          \
+                      "attention: P must be sc's shape, an even number of elements per thread");                       \
+    for (int attn_cl_ = 0; attn_cl_ < KBD_LANES_HELD; ++attn_cl_) {                                                    \
+      KBD_UNROLL for (int attn_ci_ = KBD_NPT(sc) - 2; attn_ci_ >= 0; attn_ci_ -= 2)                                    \
+          ATTN__CVT2(dt)(&(pr).v[attn_cl_][attn_ci_], (sc).v[attn_cl_][attn_ci_], (sc).v[attn_cl_][attn_ci_ + 1]);     \
+    }                                                                                                                  \
+  } while (0)
+
 /* Key blocks [*kb0, *kb1) that packed rows [r0, r0 + n) of one (batch, kv head) need: all keys, or under the
  * causal mask those up to the last visible one of the last query (a block of rows that wraps to the next head
  * starts over at query 0, so it needs the keys of query seq_q - 1). Split s of `splits` takes its share. */
@@ -270,6 +288,13 @@ KBD_HD int attn_block_masked(int r0, int n, int k0, int bn, int seq_q, int seq_k
   const int qmin = (r0 + n - 1) / seq_q != r0 / seq_q ? 0 : r0 % seq_q;
   return k0 + bn - 1 > qmin + seq_k - seq_q;
 }
+/* The same decision split for a loop: the end of the keys every row of [r0, r0 + n) sees (computed once, with its
+ * divides), and then a block needs the mask exactly when k0 + bn > attn_mask_from(...), one compare per block. */
+KBD_HD int attn_mask_from(int r0, int n, int seq_q, int seq_k, int causal) {
+  if (!causal) return seq_k;
+  const int qmin = (r0 + n - 1) / seq_q != r0 / seq_q ? 0 : r0 % seq_q, last = qmin + seq_k - seq_q + 1;
+  return last < seq_k ? last : seq_k;
+}
 
 /* How many columns of key block [k0, k0 + bn) packed row `row` sees: the keys before seq_k, and under the causal mask
  * those up to its last visible key (its query index is row % seq_q). One compare per element against this bound
@@ -281,6 +306,22 @@ KBD_HD int attn_visible_cols(int row, int k0, int seq_q, int seq_k, int causal) 
     end = last < end ? last : end;
   }
   return end - k0;
+}
+
+/* The same bound for the sm_90a text's mask without a divide in the loop: t = q0 + r, the packed row's offset from
+ * the warpgroup's first query index q0 = mr0 % seq_q (r < ATTN_WM), and qinv = 1 / seq_q rounded up
+ * (nextafterf(1.0f / seq_q, INFINITY)). Its query index t % seq_q is t - seq_q when seq_q >= ATTN_WM (t < 2 seq_q:
+ * it wraps at most once), else t - floor(t * qinv) seq_q: t < 2 ATTN_WM, and there the quotient from a reciprocal
+ * rounded up is exact (the product's error is far below 1 / seq_q, and an exact quotient is never rounded below
+ * itself). Returns the end of the keys the row sees (the column bound plus k0): the mask's element test is
+ * c < bound - k0, one compare and one select per element with the bound computed once per row (the thread's
+ * rows are two per 8 columns of the accumulator, so the compiler shares the row terms across a row's elements).
+ * The form is branch-free: a branch per element (a short-circuit && or a ?: on the row) made the masked block
+ * 2000 instructions. */
+KBD_HD int attn_row_visible(int t, int seq_q, float qinv, int seq_k, int causal) {
+  const int wrap = t >= seq_q ? t - seq_q : t, small = t - (int)((float)t * qinv) * seq_q;
+  const int qi = seq_q >= ATTN_WM ? wrap : small, last = qi + seq_k - seq_q + 1;
+  return causal && last < seq_k ? last : seq_k;
 }
 
 /* The FA4 block's range (attention_kernel_sm100.h): its first packed row r0 of rows, how many of its two Q tiles hold

@@ -84,7 +84,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     attn_key_blocks(r0, rows - r0 < ATTN_BM(ATTN_D) ? rows - r0 : ATTN_BM(ATTN_D), p.seq_q, p.seq_k, p.causal, ATTN_KB,
                     (int)kbd_block_z(), p.splits, &kb0, &kb1);
     /* warp 0 loads Q and the K blocks, warp 1 the V blocks. The consumers take K one block ahead of V (S of
-     * block j+1 is issued with O += P V of block j-1), so one warp loading both in block order would hold the
+     * block j is issued with O += P V of block j-1), so one warp loading both in block order would hold the
      * next K behind a V stage that frees only a block later. */
     if (kbd_warp_id() == 0) {
       KBD_ELECT_ONE {
@@ -150,24 +150,36 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     }
 
     /* The schedule (FA3's two overlaps, docs/attention.md "The pipeline"). In its turn on the tensor cores a
-     * warpgroup issues O += P_{j-1} V_{j-1}, waits for it, moves S_j to registers and issues S_{j+1} = Q K_{j+1}^T
-     * into the freed accumulator; then it passes the turn, so the other consumer's MMAs run while this one does
-     * the softmax of block j, and S_{j+1} runs under that softmax too. P_{j-1} is complete before S_{j+1} issues:
-     * on sm_90a that frees P's registers for S (scores, S_{j+1} and O are 3 x 64 of the 232). */
+     * warpgroup issues S_j = Q K_j^T and then O += P_{j-1} V_{j-1}, passes the turn (the other consumer's MMAs run
+     * while this one does its softmax) and waits for S_j only (wgmma.wait_group 1 retires every group but the
+     * newest), so P_{j-1} V_{j-1} runs under the softmax of block j. Then it waits for that MMA, rounds P_j into the
+     * registers it read (one packed cvt per pair: ATTN_CONVERT_P) and rescales O if a row's max moved; nothing is
+     * in flight at the back edge. The softmax works on S's own registers and its result goes back into the
+     * accumulator (kbd_acc_store, on sm_90a a copy the compiler removes), so the next S = Q K^T overwrites the
+     * registers it read and nothing is copied: S, O and P are 64 + 64 + 32 of the 240 registers at head_dim 128. Every
+     * wait that precedes a read of an accumulator retires its MMA on every path (the first block, which has no P V,
+     * waits for S with wait_group 0 in its own branch): ptxas then proves that no accumulator register is touched while
+     * its wgmma is in flight. A wgmma left in flight across the back edge made the loop's register copies land between
+     * two wgmmas, and a wait it cannot pair with its issue's branch serializes every wgmma of the kernel (C7514, C7515,
+     * C7520). */
     kbd_mbarrier_wait(qfull, 0);
-    if (kb0 < kb1) {
-      ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, 0);
-      kbd_mbarrier_wait(&kfull[0], 0);
-      kbd_mma(sacc, q, k, 0);
-      kbd_mma_release(sacc, &kempty[0]);
-      kbd_mma_wait(sacc);
-      if (ATTN_NC == 2 && g == 1) kbd_scope_arrive(turn0); /* consumer 0 has the first turn */
-    }
+    if (ATTN_NC == 2 && g == 1 && kb0 < kb1) kbd_scope_arrive(turn0); /* consumer 0 has the first turn */
+    /* the mask's loop invariants: the warpgroup's first query index, 1 / seq_q rounded up (attn_row_visible) and
+     * the key from which a block needs the mask (attn_mask_from); their 32-bit divides, ~20 instructions each,
+     * are paid once here */
+    const int q0 = mr0 % p.seq_q, mask_from = attn_mask_from(mr0, mrows, p.seq_q, p.seq_k, p.causal);
+    const float qinv = nextafterf(1.0f / (float)p.seq_q, INFINITY);
     for (int kb = kb0; kb < kb1; ++kb) {
-      const int it = kb - kb0;
+      const int it = kb - kb0, s = it % ATTN_STAGES;
 
       /* this warpgroup's turn: wait until the other consumer has issued its MMAs */
       if (ATTN_NC == 2) kbd_scope_sync(my_turn);
+      {
+        ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, s);
+        kbd_mbarrier_wait(&kfull[s], (unsigned)(it / ATTN_STAGES) & 1u);
+        kbd_mma(sacc, q, k, 0);
+        kbd_mma_release(sacc, &kempty[s]);
+      }
       if (kb > kb0) {
         /* every warp waits for V itself: on sm_100a only the leader issues the MMA and releases the stage, so
          * a warp that had not waited could find the producer two phases further on this barrier */
@@ -176,65 +188,52 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
         kbd_mbarrier_wait(&vfull[sp], (unsigned)((it - 1) / ATTN_STAGES) & 1u);
         ATTN_PV(oacc, pr, pt, v);
         kbd_mma_release(oacc, &vempty[sp]);
-        kbd_mma_wait(oacc);
-      }
-      /* S_j to registers (complete since the end of the last iteration): the accumulator is free for S_{j+1} */
-      kbd_acc_load(sc, sacc, 0);
-      if (kb + 1 < kb1) {
-        const int sn = (it + 1) % ATTN_STAGES;
-        ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, sn);
-        kbd_mbarrier_wait(&kfull[sn], (unsigned)((it + 1) / ATTN_STAGES) & 1u);
-        kbd_mma(sacc, q, k, 0);
-        kbd_mma_release(sacc, &kempty[sn]);
+        /* S_j complete, P_{j-1} V_{j-1} not: sm_90a's release waited for all but the newest group; on sm_100a
+         * this commits once more and waits for both (the sdone wait follows an issue, as it must: two waits on
+         * sdone with no MMA and its warpgroup barrier between them let the leader's commit complete a phase that
+         * a slow warp has not finished waiting for) */
+#if KBD_MMA_ARCH == 90
+        kbd_mma_release(sacc, (kbd_mbarrier *)0);
+#else
+        kbd_mma_wait(sacc);
+#endif
+      } else {
+        kbd_mma_wait(sacc);
       }
       /* pass the turn (the last turn of consumer 1 passes nothing: consumer 0 has no turn left to take) */
       if (ATTN_NC == 2 && (g == 0 || kb + 1 < kb1)) kbd_scope_arrive(next_turn);
 
+      kbd_acc_load(sc, sacc, 0);
       /* mask by position only where a block crosses the end of the keys or the causal diagonal */
       const int k0 = kb * ATTN_KB;
-      if (attn_block_masked(mr0, mrows, k0, ATTN_KB, p.seq_q, p.seq_k, p.causal)) {
-        const int shift = p.seq_k - p.seq_q;
-        if (p.seq_q >= ATTN_WM) {
-          /* a row's query index (mr0 + r) % seq_q without a divide per element (a 32-bit modulo is ~20
-           * instructions): r < ATTN_WM <= seq_q, so it wraps at most once past q0 */
-          const int q0 = mr0 % p.seq_q;
-          KBD_MAP(sc, sc, x, r, c,
-                  k0 + c < p.seq_k &&
-                          (!p.causal || k0 + c <= (q0 + r >= p.seq_q ? q0 + r - p.seq_q : q0 + r) + shift)
-                      ? x
-                      : -INFINITY);
-        } else {
-          /* decode and short prompts (the group's heads are packed seq_q rows apart): t = q0 + r < 2 ATTN_WM, and
-           * t / seq_q from a reciprocal rounded up is exact there (the product's error is far below 1 / seq_q,
-           * and an exact quotient is never rounded below itself), so the modulo is 4 instructions, not a divide */
-          const int q0 = mr0 % p.seq_q;
-          const float inv = nextafterf(1.0f / (float)p.seq_q, INFINITY);
-          KBD_MAP(sc, sc, x, r, c,
-                  k0 + c < p.seq_k &&
-                          (!p.causal || k0 + c <= q0 + r - (int)((float)(q0 + r) * inv) * p.seq_q + shift)
-                      ? x
-                      : -INFINITY);
-        }
-      }
-      /* online softmax: sc becomes P_j = exp(scale (S_j - m)); O, which holds the blocks before j, moves to the
-       * new max. In chunks of columns: on sm_90a the chunk is registers of the accumulator itself (constant
-       * indices: KBD_ACC_UNROLL unrolls there), on sm_100a a tcgen05.ld / st round trip of ATTN_OC columns */
-      kbd_softmax_update(sc, st, sc, p.scale);
-      kbd_convert(pr, sc);
+      if (k0 + ATTN_KB > mask_from)
+        KBD_MAP(sc, sc, x, r, c, c < attn_row_visible(q0 + r, p.seq_q, qinv, p.seq_k, p.causal) - k0 ? x : -INFINITY);
+      /* online softmax: sc becomes P_j = exp(scale (S_j - m)), with FlashAttention-4's lazy max: a row's max moves
+       * only when the block would make some p exceed 2^KBD_SOFTMAX_SLACK, so after the first blocks most warps keep
+       * theirs and skip the rescale of O below (64 FMUL per block at head_dim 128); p <= 2^8 stays exact to its
+       * rounding in bf16 and f16, and the final O / sum cancels the stale max */
+      kbd_softmax_update_lazy(sc, st, sc, p.scale, KBD_SOFTMAX_SLACK);
+#if KBD_MMA_ARCH == 90
+      kbd_acc_store(sacc, sc, 0); /* P_j in S's registers: the next S overwrites them (see above) */
+#endif
+      /* P_{j-1} V_{j-1} complete: its A operand (P's registers on sm_90a, the P tile on sm_100a) and O are free */
+      kbd_mma_wait(oacc);
+      ATTN_CONVERT_P(pr, sc, ATTN_DT);
       ATTN_P_TO_MMA(pt, pr);
-      /* S_{j+1} complete before O is rescaled and before the back edge: on sm_90a accumulator registers touched
-       * while any wgmma group is in flight serialize every wgmma of the kernel (C7515, C7514), and ptxas does not
-       * pair this wait with the issue's branch, so the wait is unconditional there (after the last block it
-       * waits for nothing). On sm_100a it follows an issue only: two waits on sdone with no MMA (and its
-       * warpgroup barrier) between them let the leader's commit complete a phase that a slow warp of the
-       * warpgroup has not finished waiting for, and that warp then waits for a parity that has come and gone. */
-      if (KBD_MMA_ARCH == 90 || kb + 1 < kb1) kbd_mma_wait(sacc);
-      KBD_ACC_UNROLL
-      for (int c = 0; c < ATTN_D; c += ATTN_OC) {
-        KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
-        kbd_acc_load(o, oacc, c);
-        kbd_softmax_rescale(o, st);
-        kbd_acc_store(oacc, o, c);
+      /* O, which holds the blocks before j, moves to block j's max. On sm_90a only in a warp where any row's max
+       * moved (a vote: the branch is warp-uniform, and no wgmma is in flight here, so writing O's registers under it
+       * does not serialize the wgmmas); on sm_100a always, because kbd_acc_store ends with a warpgroup barrier that
+       * every warp of the warpgroup must reach (an unchanged row's factor is exactly 1). In chunks of columns: on
+       * sm_90a the chunk is registers of the accumulator itself (constant indices: KBD_ACC_UNROLL unrolls there), on
+       * sm_100a a tcgen05.ld / st round trip of ATTN_OC columns */
+      if (KBD_MMA_ARCH != 90 || kbd_softmax_warp_rescales(st)) {
+        KBD_ACC_UNROLL
+        for (int c = 0; c < ATTN_D; c += ATTN_OC) {
+          KBD_ACC_TILE(f32, ATTN_WM, ATTN_OC) o;
+          kbd_acc_load(o, oacc, c);
+          kbd_softmax_rescale(o, st);
+          kbd_acc_store(oacc, o, c);
+        }
       }
     }
     /* O += P V of the last block */

@@ -51,6 +51,31 @@ KBD_HD kbd_bf16 kbd_f32_to_bf16(float x) {
   return r;
 }
 
+/* Two f32 -> two adjacent bf16 / f16 (d[0] from lo, d[1] from hi), each exactly the bits kbd_f32_to_bf16 /
+ * kbd_f32_to_f16 give it: ONE packed cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32 (SASS F2FP.PACK_AB), where two scalar
+ * conversions are two F2F and a PRMT to put the halves into the 32-bit register an MMA fragment or a store takes.
+ * The packed cvt rounds each half on its own, to nearest even, as the scalar cvt.rn does (PTX ISA, cvt: "for .f16x2
+ * and .bf16x2 ... each of the inputs is converted to the destination format"): same bits, one instruction. The
+ * 32-bit result is copied to d whole (kbd's targets are little-endian: d[0] gets the low half), so a register tile
+ * holds the pair as one 32-bit value and a loop that carries P to the next iteration's MMA keeps it in that one
+ * register. Written as two 16-bit halves, the pair crossed the back edge as two values and was packed again (two
+ * LOP3 per pair: the compiler does not fold the split across the loop's phi); the copy is a constant-offset
+ * memcpy inside an array that is kept in registers (no local memory, 0 spill bytes). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#define KBD__CVT2_STORE(d, w) ((d)[0].bits = (uint16_t)(w), (d)[1].bits = (uint16_t)((w) >> 16))
+#else
+#define KBD__CVT2_STORE(d, w) __builtin_memcpy((d), &(w), 4)
+#endif
+KBD_HD void kbd_f32x2_to_bf16x2(kbd_bf16 *d, float lo, float hi) {
+  const uint32_t w = kbd_hw_cvt_rn_bf16x2_f32(hi, lo);
+  KBD__CVT2_STORE(d, w);
+}
+
+KBD_HD void kbd_f32x2_to_f16x2(kbd_f16 *d, float lo, float hi) {
+  const uint32_t w = kbd_hw_cvt_rn_f16x2_f32(hi, lo);
+  KBD__CVT2_STORE(d, w);
+}
+
 /* fp8 -> f32: the packed fp8 -> f16x2 conversion (low half), then f16 -> f32 (no direct fp8 -> f32 cvt). */
 KBD_HD float kbd_e4m3_to_f32(kbd_e4m3 v) { return kbd_hw_cvt_f32_f16((uint16_t)kbd_hw_cvt_rn_f16x2_e4m3x2(v.bits)); }
 

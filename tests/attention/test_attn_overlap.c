@@ -10,11 +10,13 @@
  * must show:
  *   - ping-pong: the turns alternate consumer 0, 1, 0, 1, ... (10 each), and every MMA a consumer issues inside
  *     its turn (between its TURN and its next SOFTMAX) is issued while the last turn taken is its own;
- *   - overlap: each consumer runs the softmax of blocks 0..8 while S of the next block is issued and not yet
- *     waited for (9 softmaxes under an S in flight);
+ *   - overlap: each consumer runs the softmax of blocks 1..9 while O += P V of the block before is issued and not
+ *     yet waited for (9 softmaxes under a P V in flight; block 0 has no P V before it). On sm_100a the text's S wait
+ *     commits after the P V issue, so there the P V is complete when the softmax starts: the log checks the calls'
+ *     order, which is the text's schedule on both archs;
  *   - O and the lse within tolerance of a double reference.
- * Two variants show that the checks can fail: `at_serial` waits for S right after issuing it (0 softmaxes under
- * an S in flight, every schedule), and `at_no_turns` keeps the log calls but drops the turn barriers (the
+ * Two variants show that the checks can fail: `at_serial` waits for P V right after issuing it (0 softmaxes under
+ * a P V in flight, every schedule), and `at_no_turns` keeps the log calls but drops the turn barriers (the
  * alternation breaks under at least one of the schedules). The second half runs attn_run (all three head_dims,
  * causal and not, GQA with ragged packed rows, seq_k past 1000: 9 to 18 key blocks per block) under 3
  * schedules against the reference.
@@ -98,25 +100,26 @@ static void ov_softmax(void) {
 #include "attention_kernel.h"
 #undef ATTN_KERNEL
 
-/* S waited for right after its issue: the softmax never runs under it. The wait at the bottom of the loop then
- * only logs (on sm_100a a second wait on sdone with no MMA between would be the parity hazard the kernel avoids). */
-static int ov_s_waited[64];
+/* P V waited for right after its issue: the softmax never runs under it. The kernel's own wait for it after the
+ * softmax then only logs (on sm_100a a second wait on odone with no MMA between would be the parity hazard the kernel
+ * avoids). */
+static int ov_o_waited[64];
 #undef kbd_mma_release
 #undef kbd_mma_wait
 #define kbd_mma_release(acc, empty)                                                                                    \
   do {                                                                                                                 \
     kbd__mma_release_(acc, empty);                                                                                     \
     ov_add(OV_IS_S(acc) ? OV_ISSUE_S : OV_ISSUE_O);                                                                    \
-    if (OV_IS_S(acc)) {                                                                                                \
+    if (!OV_IS_S(acc)) {                                                                                               \
       kbd__mma_wait_(acc);                                                                                             \
-      ov_add(OV_WAIT_S);                                                                                               \
-      ov_s_waited[kbd_warp_id()] = 1;                                                                                  \
+      ov_add(OV_WAIT_O);                                                                                               \
+      ov_o_waited[kbd_warp_id()] = 1;                                                                                  \
     }                                                                                                                  \
   } while (0)
 #define kbd_mma_wait(acc)                                                                                              \
   do {                                                                                                                 \
-    if (!OV_IS_S(acc) || !ov_s_waited[kbd_warp_id()]) kbd__mma_wait_(acc);                                             \
-    if (OV_IS_S(acc)) ov_s_waited[kbd_warp_id()] = 0;                                                                  \
+    if (OV_IS_S(acc) || !ov_o_waited[kbd_warp_id()]) kbd__mma_wait_(acc);                                              \
+    if (!OV_IS_S(acc)) ov_o_waited[kbd_warp_id()] = 0;                                                                 \
   } while (0)
 #define ATTN_KERNEL at_serial
 #include "attention_kernel.h"
@@ -173,7 +176,7 @@ static kbd_status at_launch(at_kernel kernel, const at_problem *p, const at_out 
   const kbd_smem_plan plan = attn_layout_64(&l);
   MT_ASSERT_OK(kbd_smem_plan_status(&plan));
   ov_n = 0;
-  memset(ov_s_waited, 0, sizeof ov_s_waited);
+  memset(ov_o_waited, 0, sizeof ov_o_waited);
   return kernel(kbd_cfg(kbd_dim(1, 1, 1), plan.bytes, NULL), a);
 }
 
@@ -193,13 +196,13 @@ static void ov_dump(const char *why) {
   printf("\n");
 }
 
-/* Softmaxes of consumer c that ran while an S of c was issued and not yet waited for. */
-static int ov_softmax_under_s(int c) {
+/* Softmaxes of consumer c that ran while a P V of c was issued and not yet waited for. */
+static int ov_softmax_under_o(int c) {
   int in_flight = 0, n = 0;
   for (int i = 0; i < ov_n; ++i) {
     if (ov_log[i].consumer != c) continue;
-    if (ov_log[i].kind == OV_ISSUE_S) in_flight = 1;
-    if (ov_log[i].kind == OV_WAIT_S) in_flight = 0;
+    if (ov_log[i].kind == OV_ISSUE_O) in_flight = 1;
+    if (ov_log[i].kind == OV_WAIT_O) in_flight = 0;
     if (ov_log[i].kind == OV_SOFTMAX) n += in_flight;
   }
   return n;
@@ -256,17 +259,17 @@ static void test_schedule(void **state) {
       fail_msg("ping-pong (sm_%d, %ld threads, seed %ld): %s", KBD_CPU_ARCH, threads, seed, err);
     }
     for (int c = 0; c < 2; ++c)
-      if (ov_softmax_under_s(c) != OV_BLOCKS - 1) {
-        ov_dump("softmax not under S");
-        fail_msg("overlap (sm_%d, %ld threads, seed %ld): consumer %d ran %d softmaxes with S of the next block in "
-                 "flight, want %d",
-                 KBD_CPU_ARCH, threads, seed, c, ov_softmax_under_s(c), OV_BLOCKS - 1);
+      if (ov_softmax_under_o(c) != OV_BLOCKS - 1) {
+        ov_dump("softmax not under P V");
+        fail_msg("overlap (sm_%d, %ld threads, seed %ld): consumer %d ran %d softmaxes with P V of the block before "
+                 "in flight, want %d",
+                 KBD_CPU_ARCH, threads, seed, c, ov_softmax_under_o(c), OV_BLOCKS - 1);
       }
   }
   at_free(&p);
 }
 
-/* The overlap check on a kernel that waits for S before its softmax: none counted, under every schedule. */
+/* The overlap check on a kernel that waits for P V right after issuing it: none counted, under every schedule. */
 static void test_serial_variant_has_no_overlap(void **state) {
   (void)state;
   at_problem p;
@@ -274,9 +277,9 @@ static void test_serial_variant_has_no_overlap(void **state) {
   for (int k = 0; k < OV_SCHEDULES; ++k) {
     ov_run(at_serial, &p, ov_sched[k][0], ov_sched[k][1], "serial variant");
     for (int c = 0; c < 2; ++c)
-      if (ov_softmax_under_s(c) != 0)
-        fail_msg("serial variant (sm_%d): consumer %d counted %d softmaxes under an S in flight, want 0", KBD_CPU_ARCH,
-                 c, ov_softmax_under_s(c));
+      if (ov_softmax_under_o(c) != 0)
+        fail_msg("serial variant (sm_%d): consumer %d counted %d softmaxes under a P V in flight, want 0", KBD_CPU_ARCH,
+                 c, ov_softmax_under_o(c));
   }
   at_free(&p);
 }

@@ -23,6 +23,10 @@ KBD_HD float kbd_hw_cvt_f32_f16(uint16_t a) {
 
 KBD_HD uint16_t kbd_hw_cvt_rn_bf16_f32(float a) { return kbd_cvt_sw_f32_to_bf16(a).bits; }
 
+/* The packed forms are two scalar conversions: cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32 convert each input on its own
+ * with the same .rn (round to nearest, ties to even, overflow to inf, subnormals kept) as the scalar cvt.rn, so the
+ * device's one F2FP.PACK_AB gives exactly the bits of two cvt.rn.bf16.f32 packed hi:lo (tests/types/
+ * test_cvt_packed.c holds kbd_f32x2_to_bf16x2 / _f16x2 to the scalar path over special values and random pairs). */
 KBD_HD uint32_t kbd_hw_cvt_rn_bf16x2_f32(float hi, float lo) {
   return (uint32_t)kbd_cvt_sw_f32_to_bf16(hi).bits << 16 | kbd_cvt_sw_f32_to_bf16(lo).bits;
 }
