@@ -190,12 +190,18 @@ KBD_TILE_FN void kbd__store2d_folded(kbd_tile_shape s, void *frag, char *mem, lo
   "= Tensor Memory lane l)"
 #define kbd_store2d_folded(p, t, half, nrows, ncols, ld, r0, c0)                                                       \
   do {                                                                                                                 \
-    KBD__DST_FIRST(t, "kbd_store2d_folded(p, t, half, nrows, ncols, ld, r0, c0)");                                     \
-    KBD__IS_REG(t);                                                                                                    \
-    KBD__PTR_MATCHES(t, p);                                                                                            \
-    KBD_STATIC_ASSERT(KBD_LAYOUT(t) == KBD_LAYOUT_TMEM_ACC && KBD_ROWS(t) == 128, KBD__FOLDED_RULE);                   \
-    kbd__store2d_folded(KBD__SHAPE(t), (t).v, (char *)(p), (long long)(half), (long long)(nrows), (long long)(ncols),  \
-                        (long long)(ld), (long long)(r0), (long long)(c0), __FILE__, __LINE__);                        \
+    enum { kbd_msw_ = KBD__DST_SWAPPED(p, t) };                                                                        \
+    KBD__DST_FIRST(kbd_msw_, "kbd_store2d_folded(p, t, half, nrows, ncols, ld, r0, c0)");                              \
+    KBD__MOVE_ARGS(KBD__PICK(kbd_msw_, p, t), KBD__PICK(kbd_msw_, t, p),                                               \
+                   "kbd_store2d_folded(p, t, half, nrows, ncols, ld, r0, c0)", "p");                                   \
+    KBD__PTR_MATCHES(KBD__AT(kbd_mt_), KBD__MPTR(KBD__PICK(kbd_msw_, t, p)),                                           \
+                     "kbd_store2d_folded(p, t, half, nrows, ncols, ld, r0, c0)");                                      \
+    KBD_STATIC_ASSERT(!kbd_mok_ ||                                                                                     \
+                          (KBD_LAYOUT(KBD__AT(kbd_mt_)) == KBD_LAYOUT_TMEM_ACC && KBD_ROWS(KBD__AT(kbd_mt_)) == 128),  \
+                      KBD__FOLDED_RULE);                                                                               \
+    kbd__store2d_folded(KBD__SHAPE(KBD__AT(kbd_mt_)), KBD__AT(kbd_mt_).v,                                              \
+                        (char *)(KBD__MPTR(KBD__PICK(kbd_msw_, t, p))), (long long)(half), (long long)(nrows),         \
+                        (long long)(ncols), (long long)(ld), (long long)(r0), (long long)(c0), __FILE__, __LINE__);    \
   } while (0)
 
 /* Per block b of the tile: one box at x + b * box_dims[0], as kbd_tma_load. */

@@ -290,25 +290,28 @@ KBD_TILE_FN kbd_lanes_b32 kbd_frag_fold_b32_(const void *frag, int dt, int npt, 
 
 /* ---- public macros ------------------------------------------------------------------------------------------ */
 
-#define KBD__LANES_REDUCE(dst, x, op, scope)                                                                           \
+#define KBD__LANES_REDUCE(dst, x, op, scope, name)                                                                     \
   do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD__IS_SCALAR(dst), "kbd: " name "(dst, x, op), operand dst: must be a scalar variable (float " \
+                                           "for kbd_lanes_f32, int32_t for kbd_lanes_i32); a register tile reduces "   \
+                                           "with kbd_reduce(dst, t, op)");                                             \
     KBD__RED_DT_OK(KBD__LANES_DT(x), op);                                                                              \
     kbd_lanes_b32 kbd_rx_;                                                                                             \
     KBD__TO_B32(kbd_rx_, x);                                                                                           \
     KBD__RED_STORE(                                                                                                    \
-        dst,                                                                                                           \
+        KBD__OR(KBD__IS_SCALAR(dst), dst, float),                                                                      \
         kbd_scope_reduce_b32_(kbd_rx_, (op), KBD__LANES_FLOAT(x), (scope), KBD_BLOCK_THREADS, __FILE__, __LINE__),     \
         KBD__LANES_FLOAT(x));                                                                                          \
   } while (0)
 
-#define kbd_warp_reduce(dst, x, op) KBD__LANES_REDUCE(dst, x, op, KBD_WARP)
+#define kbd_warp_reduce(dst, x, op) KBD__LANES_REDUCE(dst, x, op, KBD_WARP, "kbd_warp_reduce")
 #define kbd_warpgroup_reduce(dst, x, op)                                                                               \
   do {                                                                                                                 \
     KBD_STATIC_ASSERT(KBD_BLOCK_THREADS % KBD_WARPGROUP == 0,                                                          \
                       "kbd: kbd_warpgroup_reduce needs a block of whole warpgroups (a multiple of 128 threads)");      \
-    KBD__LANES_REDUCE(dst, x, op, KBD_WARPGROUP);                                                                      \
+    KBD__LANES_REDUCE(dst, x, op, KBD_WARPGROUP, "kbd_warpgroup_reduce");                                              \
   } while (0)
-#define kbd_cta_reduce(dst, x, op) KBD__LANES_REDUCE(dst, x, op, KBD_BLOCK_THREADS)
+#define kbd_cta_reduce(dst, x, op) KBD__LANES_REDUCE(dst, x, op, KBD_BLOCK_THREADS, "kbd_cta_reduce")
 
 /* lanes = the per-thread fold of tile t (kbd_lanes_f32 for float tiles, kbd_lanes_i32 for i32). */
 #define kbd_thread_reduce(lanes, t, op)                                                                                \
@@ -321,15 +324,26 @@ KBD_TILE_FN kbd_lanes_b32 kbd_frag_fold_b32_(const void *frag, int dt, int npt, 
     KBD__FROM_B32(lanes, kbd_rf_);                                                                                     \
   } while (0)
 
-/* dst = op over all R x C elements of t, available in every thread of t's scope. */
+/* dst = op over all R x C elements of t, available in every thread of t's scope. The operands are checked before
+ * anything reads them, and a wrong one replaced by a stand-in (kbd/tile_core.h, "one message per mistake"). */
 #define kbd_reduce(dst, t, op)                                                                                         \
   do {                                                                                                                 \
-    KBD__RED_DT_OK(KBD_DTYPE(t), op);                                                                                  \
-    KBD__RED_SCOPE_OK(t);                                                                                              \
-    const int kbd_rfl_ = KBD_DT_IS_FLOAT(KBD_DTYPE(t));                                                                \
-    KBD__RED_STORE(dst,                                                                                                \
-                   kbd_scope_reduce_b32_(kbd_frag_fold_b32_((t).v, KBD_DTYPE(t), KBD_NPT(t), (op), kbd_rfl_), (op),    \
-                                         kbd_rfl_, KBD_SCOPE(t), KBD_BLOCK_THREADS, __FILE__, __LINE__),               \
+    enum { kbd_rk_ = KBD__KIND_OF(t) };                                                                                \
+    KBD__NEED_REG_K(kbd_rk_, "kbd_reduce(dst, t, op), operand t",                                                      \
+                    "not a scalar or a pointer; a kbd_lanes value reduces with kbd_warp_reduce(dst, x, op)");          \
+    KBD_STATIC_ASSERT(KBD__IS_SCALAR(dst),                                                                             \
+                      "kbd: kbd_reduce(dst, t, op), operand dst: must be a scalar variable (float for a float tile, "  \
+                      "int32_t for i32) - the whole tile reduces to one value; per row or column: kbd_reduce_rows(m, " \
+                      "t, op) / kbd_reduce_cols(m, t, op)");                                                           \
+    KBD__BIND(kbd_rt_, KBD__OR(kbd_rk_ == KBD_KIND_REG, t, kbd__reg_standin));                                         \
+    KBD__RED_DT_OK(KBD_DTYPE(KBD__AT(kbd_rt_)), op);                                                                   \
+    KBD__RED_SCOPE_OK(KBD__AT(kbd_rt_));                                                                               \
+    const int kbd_rfl_ = KBD_DT_IS_FLOAT(KBD_DTYPE(KBD__AT(kbd_rt_)));                                                 \
+    KBD__RED_STORE(KBD__OR(KBD__IS_SCALAR(dst), dst, float),                                                           \
+                   kbd_scope_reduce_b32_(kbd_frag_fold_b32_(KBD__AT(kbd_rt_).v, KBD_DTYPE(KBD__AT(kbd_rt_)),           \
+                                                            KBD_NPT(KBD__AT(kbd_rt_)), (op), kbd_rfl_),                \
+                                         (op), kbd_rfl_, KBD_SCOPE(KBD__AT(kbd_rt_)), KBD_BLOCK_THREADS, __FILE__,     \
+                                         __LINE__),                                                                    \
                    kbd_rfl_);                                                                                          \
   } while (0)
 

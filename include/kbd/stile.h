@@ -63,6 +63,19 @@
 
 #define KBD__STILE_RULE "kbd: this operation needs a shared tile (KBD_STILE); the operand is a register tile"
 #define KBD__IS_STILE(t) KBD_STATIC_ASSERT(KBD_KIND(t) == KBD_KIND_SMEM, KBD__STILE_RULE)
+/* The shared-tile twin of KBD__NEED_REG (kbd/tile_core.h): `what` names the call and the operand. */
+#define KBD__NEED_SMEM(x, what, fix)                                                                                   \
+  KBD_STATIC_ASSERT(KBD__KIND_OF(x) != KBD_KIND_REG, "kbd: " what ": this operation needs a shared tile (KBD_STILE); " \
+                                                     "the operand is a register tile: " fix);                          \
+  KBD_STATIC_ASSERT(KBD__KIND_OF(x) == KBD_KIND_SMEM || KBD__KIND_OF(x) == KBD_KIND_REG,                               \
+                    "kbd: " what ": this operation needs a shared tile (KBD_STILE), not a scalar, a pointer or a "     \
+                    "Tensor Memory tile: " fix)
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+/* What a call works on after a failed kind check: a square pair, so that the shape rules of every move between
+ * registers and shared tiles (plain, window, transposed) hold for the stand-ins. */
+typedef KBD_STILE(f32, 32, 32, KBD_SWIZZLE_NONE) kbd__smem_standin;
+typedef KBD_TILE(f32, 32, 32, KBD_WARP) kbd__reg_standin32;
+#endif
 
 /* The shape as a runtime value (all fields constant at the call site, so everything folds). */
 #define KBD_STILE_SHAPE(t)                                                                                             \

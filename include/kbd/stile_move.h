@@ -263,14 +263,37 @@ KBD__STILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kb
                     store, what, __FILE__, __LINE__);                                                                  \
   } while (0)
 
-#define kbd_stile_load(t, s) KBD__STILE_MOVE(t, s, 0, 0, 0, 0, 0, "kbd_stile_load")
-#define kbd_stile_store(s, t) KBD__STILE_MOVE(t, s, 0, 0, 0, 0, 1, "kbd_stile_store")
-#define kbd_stile_load_at(t, s, r0, c0) KBD__STILE_MOVE(t, s, r0, c0, 1, 0, 0, "kbd_stile_load_at")
-#define kbd_stile_store_at(s, t, r0, c0) KBD__STILE_MOVE(t, s, r0, c0, 1, 0, 1, "kbd_stile_store_at")
-#define kbd_stile_load_t(t, s) KBD__STILE_MOVE(t, s, 0, 0, 0, 1, 0, "kbd_stile_load_t")
-#define kbd_stile_store_t(s, t) KBD__STILE_MOVE(t, s, 0, 0, 0, 1, 1, "kbd_stile_store_t")
-#define kbd_stile_load_t_at(t, s, r0, c0) KBD__STILE_MOVE(t, s, r0, c0, 1, 1, 0, "kbd_stile_load_t_at")
-#define kbd_stile_store_t_at(s, t, r0, c0) KBD__STILE_MOVE(t, s, r0, c0, 1, 1, 1, "kbd_stile_store_t_at")
+/* The public front end: the destination comes first (the register tile for a load, the shared tile for a store),
+ * and an old source-first call, a swapped pair of kinds, is caught before anything reads either argument and then
+ * moved with the pair swapped back; any other wrong kind is its own one message and the move works on stand-ins
+ * (kbd/tile_core.h, "one message per mistake"). */
+#define KBD__STILE_FRONT(t, s, r0, c0, fit, tr, store, what, sig)                                                      \
+  do {                                                                                                                 \
+    enum { kbd_ssw_ = KBD__KIND_OF(t) == KBD_KIND_SMEM && KBD__KIND_OF(s) == KBD_KIND_REG };                           \
+    KBD_STATIC_ASSERT(!kbd_ssw_, "kbd: the destination comes first: " sig "; the register tile t and the shared tile " \
+                                 "s are swapped");                                                                     \
+    KBD__NEED_REG(KBD__PICK(kbd_ssw_, s, t), sig ", operand t", "a shared tile's elements load with kbd_stile_load");  \
+    KBD__NEED_SMEM(KBD__PICK(kbd_ssw_, t, s), sig ", operand s", "declare it with KBD_STILE / KBD_SHARED_STILE");      \
+    enum {                                                                                                             \
+      kbd_sok_ = KBD__KIND_OF(KBD__PICK(kbd_ssw_, s, t)) == KBD_KIND_REG &&                                            \
+                 KBD__KIND_OF(KBD__PICK(kbd_ssw_, t, s)) == KBD_KIND_SMEM                                              \
+    };                                                                                                                 \
+    KBD__BIND(kbd_smt_, KBD__OR(kbd_sok_, KBD__PICK(kbd_ssw_, s, t), kbd__reg_standin32));                             \
+    KBD__BIND(kbd_sms_, KBD__OR(kbd_sok_, KBD__PICK(kbd_ssw_, t, s), kbd__smem_standin));                              \
+    KBD__STILE_MOVE(KBD__AT(kbd_smt_), KBD__AT(kbd_sms_), r0, c0, fit, tr, store, what);                               \
+  } while (0)
+#define kbd_stile_load(t, s) KBD__STILE_FRONT(t, s, 0, 0, 0, 0, 0, "kbd_stile_load", "kbd_stile_load(t, s)")
+#define kbd_stile_store(s, t) KBD__STILE_FRONT(t, s, 0, 0, 0, 0, 1, "kbd_stile_store", "kbd_stile_store(s, t)")
+#define kbd_stile_load_at(t, s, r0, c0)                                                                                \
+  KBD__STILE_FRONT(t, s, r0, c0, 1, 0, 0, "kbd_stile_load_at", "kbd_stile_load_at(t, s, r0, c0)")
+#define kbd_stile_store_at(s, t, r0, c0)                                                                               \
+  KBD__STILE_FRONT(t, s, r0, c0, 1, 0, 1, "kbd_stile_store_at", "kbd_stile_store_at(s, t, r0, c0)")
+#define kbd_stile_load_t(t, s) KBD__STILE_FRONT(t, s, 0, 0, 0, 1, 0, "kbd_stile_load_t", "kbd_stile_load_t(t, s)")
+#define kbd_stile_store_t(s, t) KBD__STILE_FRONT(t, s, 0, 0, 0, 1, 1, "kbd_stile_store_t", "kbd_stile_store_t(s, t)")
+#define kbd_stile_load_t_at(t, s, r0, c0)                                                                              \
+  KBD__STILE_FRONT(t, s, r0, c0, 1, 1, 0, "kbd_stile_load_t_at", "kbd_stile_load_t_at(t, s, r0, c0)")
+#define kbd_stile_store_t_at(s, t, r0, c0)                                                                             \
+  KBD__STILE_FRONT(t, s, r0, c0, 1, 1, 1, "kbd_stile_store_t_at", "kbd_stile_store_t_at(s, t, r0, c0)")
 
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
 #endif /* KBD_STILE_MOVE_H */

@@ -73,6 +73,96 @@
   "kbd_stile_load first"
 #define KBD__IS_REG(t) KBD_STATIC_ASSERT(KBD_KIND(t) == KBD_KIND_REG, KBD__REG_RULE)
 
+/* ---- one message per mistake ------------------------------------------------------------------------------------
+ * A rule check only helps when its message is the first error and, as far as the compiler allows, the only one. A
+ * static assertion does not stop the compiler: the expression after it still reads `.v`, `.kbd_meta_`, ... of an
+ * argument that is no tile (a scalar, a pointer in the old argument order) or the wrong kind of tile, and each
+ * of those reads is another error (27 to 99 lines of them after one clear line). So the call macros test their
+ * arguments first, with tests that compile for ANY expression, and then work on a stand-in of the right type
+ * where a test failed:
+ *   KBD__KIND_OF(x)        x's storage kind (KBD_KIND_REG, _SMEM, _TMEM) or KBD__KIND_NONE when x is no tile
+ *   KBD__IS_SCALAR(x)      x is an arithmetic value (what a scalar operand or a reduction's result needs)
+ *   KBD__OR(ok, x, T)      x where ok, else an object of type T (never evaluated: ok false is a compile error)
+ *   KBD__PICK(c, a, b)     a where c, else b (both valid expressions: a swapped argument pair)
+ *   KBD__BIND(n, e) / KBD__AT(n)   e bound once to n: the stand-in selection is spelled out once per call, not
+ *                          at each of the tens of uses of the argument in the body (C binds a pointer, so there a
+ *                          tile argument must be an lvalue - a variable, not a function's result; C++ binds
+ *                          either)
+ * C has no way to ask a type for a member, but gcc and clang classify an expression's type
+ * (__builtin_classify_type, 12 = struct) and select between expressions of different types without evaluating
+ * or converting the other (__builtin_choose_expr); member accesses then only ever apply to a struct with
+ * kbd_kind_ (kbd's structs without it, the lanes values of kbd/reduce.h, are told apart by type). C++ (g++ and
+ * nvcc) asks the type through a partial specialisation and selects through a template. */
+#define KBD__KIND_NONE 8 /* no tile: a scalar, a pointer, another struct */
+#ifdef __cplusplus
+#include <type_traits>
+template <class T> using kbd__bare = typename std::remove_cv<typename std::remove_reference<T>::type>::type;
+template <class T, class = void> struct kbd__kind_of_ {
+  enum { value = KBD__KIND_NONE };
+};
+template <class T> struct kbd__kind_of_<T, decltype((void)sizeof(*((T *)0)->kbd_kind_))> {
+  enum { value = sizeof(*((T *)0)->kbd_kind_) };
+};
+#if KBD_MODE_CUDA
+#define KBD__SEL_FN static __host__ __device__ __forceinline__
+#else
+#define KBD__SEL_FN static inline
+#endif
+/* get() returns X itself: a reference for an lvalue argument (a tile variable, the usual case: no copy), the value
+ * for an rvalue (a tile a function returned), which KBD__BIND's auto && then keeps alive to the end of the call. */
+template <bool OK, class D> struct kbd__or_ {
+  template <class X> KBD__SEL_FN X get(X &&x) { return static_cast<X &&>(x); }
+};
+template <class D> struct kbd__or_<false, D> { /* only on a failed check, which stops the compile: never runs */
+  template <class X> KBD__SEL_FN D &get(X &&x) { return *(D *)(void *)&x; }
+};
+template <bool C> struct kbd__pick_ {
+  template <class A, class B> KBD__SEL_FN A get(A &&a, B &&) { return static_cast<A &&>(a); }
+};
+template <> struct kbd__pick_<false> {
+  template <class A, class B> KBD__SEL_FN B get(A &&, B &&b) { return static_cast<B &&>(b); }
+};
+#define KBD__KIND_OF(x) ((int)kbd__kind_of_<kbd__bare<decltype(x)>>::value)
+#define KBD__IS_SCALAR(x)                                                                                              \
+  (std::is_arithmetic<kbd__bare<decltype(x)>>::value || std::is_enum<kbd__bare<decltype(x)>>::value)
+#define KBD__TYPE(x) kbd__bare<decltype(x)>
+#define KBD__IS_PTR(x) (std::is_pointer<kbd__bare<decltype(x)>>::value || std::is_array<kbd__bare<decltype(x)>>::value)
+#define KBD__OR(ok, x, T) (kbd__or_<(bool)(ok), T>::get(x))
+#define KBD__PICK(c, a, b) (kbd__pick_<(bool)(c)>::get(a, b))
+#define KBD__BIND(n, e) auto &&n = e
+#define KBD__AT(n) (n)
+#else
+struct kbd__kinded {
+  char (*kbd_kind_)[KBD__KIND_NONE];
+};
+#define KBD__CLASS(x) __builtin_classify_type(x)
+#define KBD__IS_OBJ_(x)                                                                                                \
+  (KBD__CLASS(x) == 12 && !__builtin_types_compatible_p(__typeof__(x), struct kbd_lanes_f32) &&                        \
+   !__builtin_types_compatible_p(__typeof__(x), struct kbd_lanes_i32))
+#define KBD__KIND_OF(x) KBD_KIND(__builtin_choose_expr(KBD__IS_OBJ_(x), (x), (*(struct kbd__kinded *)0)))
+#define KBD__IS_SCALAR(x) ((KBD__CLASS(x) >= 1 && KBD__CLASS(x) <= 4) || KBD__CLASS(x) == 8)
+#define KBD__TYPE(x) __typeof__(x)
+#define KBD__IS_PTR(x) (KBD__CLASS(x) == 5 || KBD__CLASS(x) == 14) /* arrays decay: 5 (pointer) */
+#define KBD__OR(ok, x, T) __builtin_choose_expr((ok), (x), (*(T *)0))
+#define KBD__PICK(c, a, b) __builtin_choose_expr((c), (a), (b))
+#define KBD__BIND(n, e) __typeof__(e) *const n = &(e)
+#define KBD__AT(n) (*(n))
+#endif
+/* `what` names the call and the operand, e.g. "kbd_add(d, a, b), operand b"; `not_tile` is the fix for a value
+ * that is no tile at all. Exactly one of the three fires for an operand of the wrong kind. The _K forms take the
+ * kind (KBD__KIND_OF, computed once per operand into an enum: in C each KBD__KIND_OF is a few hundred characters
+ * of preprocessed text, which every use would repeat). */
+#define KBD__NEED_REG_K(k, what, not_tile)                                                                             \
+  KBD_STATIC_ASSERT((k) != KBD_KIND_SMEM, "kbd: " what ": this operation needs a register tile (KBD_TILE); a shared "  \
+                                          "tile (KBD_STILE) moves to registers with kbd_stile_load(t, s) first");      \
+  KBD_STATIC_ASSERT((k) < KBD_KIND_TMEM || (k) == KBD__KIND_NONE,                                                      \
+                    "kbd: " what ": this operation needs a register tile (KBD_TILE); a Tensor Memory accumulator "     \
+                    "moves to registers with kbd_acc_load(r, acc, col0) first");                                       \
+  KBD_STATIC_ASSERT((k) != KBD__KIND_NONE, "kbd: " what ": this operation needs a register tile "                      \
+                                           "(KBD_TILE), " not_tile)
+#define KBD__NEED_REG(x, what, not_tile) KBD__NEED_REG_K(KBD__KIND_OF(x), what, not_tile)
+#define KBD__REG_OR(x, T) KBD__OR(KBD__KIND_OF(x) == KBD_KIND_REG, x, T)
+
 /* The tile type: KBD_TILE_L(dtype token, rows, cols, scope threads, layout id). Shape rules are checked
  * here, at compile time, each with a message naming the rule. */
 #define KBD_TILE_L(dt, R, C, S, L)                                                                                     \
@@ -96,6 +186,11 @@
 
 #define KBD_TILE(dt, R, C, S) KBD_TILE_L(dt, R, C, S, KBD_LAYOUT_ROW)
 
+#if KBD_MODE_CPU || KBD_MODE_CUDA
+/* What a call works on after a failed kind check where no other operand has the right type (KBD__OR). */
+typedef KBD_TILE(f32, 1, 32, KBD_WARP) kbd__reg_standin;
+#endif
+
 /* Compile-time properties of a tile expression t. */
 #define KBD__META(t) (*(t).kbd_meta_)
 #define KBD_ROWS(t) ((int)(sizeof(KBD__META(t)) / sizeof(KBD__META(t)[0])))
@@ -110,9 +205,14 @@
 #define KBD__SAME_SHAPE(a, b)                                                                                          \
   KBD__IS_REG(a);                                                                                                      \
   KBD__IS_REG(b);                                                                                                      \
+  KBD__SAME_SHAPE_P(a, b, "kbd: ")
+/* The shape rule alone, naming the call (the operands are register tiles, or stand-ins of one shape). */
+#define KBD__SAME_SHAPE_IN(a, b, name) KBD__SAME_SHAPE_P(a, b, "kbd: " name ": ")
+#define KBD__SAME_SHAPE_P(a, b, prefix)                                                                                \
   KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(b) && KBD_COLS(a) == KBD_COLS(b) && KBD_SCOPE(a) == KBD_SCOPE(b) &&        \
                         KBD_LAYOUT(a) == KBD_LAYOUT(b) && KBD_VEC(a) == KBD_VEC(b),                                    \
-                    "kbd: tile operands must have the same rows, cols, scope and layout")
+                    prefix "tile operands must have the same rows, cols, scope and layout (dtypes may differ): "       \
+                           "declare them with one KBD_TILE(dtype, R, C, scope) shape")
 
 /* Thread index within a scope of `scope` threads of `lane` of the running warp: block thread mod scope.
  * The one definition used by every fragment walk (the GPU uses its own %tid.x, the CPU the lane). */

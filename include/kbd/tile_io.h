@@ -246,16 +246,16 @@ template <class P, class E> struct kbd_ptr_ok {
   typedef typename std::remove_cv<typename std::remove_pointer<typename std::decay<P>::type>::type>::type pointee;
   static const bool value = std::is_void<pointee>::value || std::is_same<pointee, E>::value;
 };
-#define KBD__PTR_MATCHES(t, p)                                                                                         \
+#define KBD__PTR_MATCHES(t, p, sig)                                                                                    \
   static_assert(kbd_ptr_ok<decltype(p), typename std::remove_reference<decltype((t).v[0][0])>::type>::value,           \
-                "kbd: the pointer's element type must be the tile's dtype (e.g. const kbd_bf16 * for a bf16 "          \
-                "tile)")
+                "kbd: " sig ": the pointer's element type must be the tile's dtype (e.g. const kbd_bf16 * for a "      \
+                "bf16 tile)")
 #else
-#define KBD__PTR_MATCHES(t, p)                                                                                         \
+#define KBD__PTR_MATCHES(t, p, sig)                                                                                    \
   KBD_STATIC_ASSERT(__builtin_types_compatible_p(__typeof__(*(p)), __typeof__((t).v[0][0])) ||                         \
                         __builtin_types_compatible_p(__typeof__(*(p)), void),                                          \
-                    "kbd: the pointer's element type must be the tile's dtype (e.g. const kbd_bf16 * for a bf16 "      \
-                    "tile)")
+                    "kbd: " sig ": the pointer's element type must be the tile's dtype (e.g. const kbd_bf16 * for a "  \
+                    "bf16 tile)")
 #endif
 #define KBD__1D_ONLY(t)                                                                                                \
   KBD_STATIC_ASSERT(KBD_ROWS(t) == 1, "kbd: kbd_load/kbd_store are for 1 x N tiles; use kbd_load2d/kbd_store2d")
@@ -265,51 +265,71 @@ template <class P, class E> struct kbd_ptr_ok {
                 (long long)(r0), (long long)(c0), store, smem, __FILE__, __LINE__)
 
 /* Every move names its destination first (memcpy's order): kbd_store(p, t, ...) writes p. A call in the source-first
- * order of kbd before 2026-11 passes the pointer where the tile goes; a tile is never pointer-sized (its fragment
- * array plus the type-carrying pointer), so that is caught first, with the right signature in the message. */
-#define KBD__DST_FIRST(t, sig)                                                                                         \
-  KBD_STATIC_ASSERT(sizeof(t) != sizeof(void *),                                                                       \
+ * order of kbd before 2026-11 passes the pointer where the tile goes: the register tile is then the FIRST argument,
+ * which is caught before anything reads either argument, and the rest of the call works on the two arguments
+ * swapped back, so that this message is the call's only error. */
+#define KBD__DST_SWAPPED(dst, t) (KBD__KIND_OF(dst) == KBD_KIND_REG && KBD__KIND_OF(t) != KBD_KIND_REG)
+#define KBD__DST_FIRST(swapped, sig)                                                                                   \
+  KBD_STATIC_ASSERT(!(swapped),                                                                                        \
                     "kbd: the destination comes first: " sig "; the second argument must be the register tile")
+/* The front end of every move between a register tile t0 and memory p0 (sig: the call's signature): one check per
+ * argument, the first failing one the only message; then kbd_mt_ is the tile (or a stand-in) and KBD__MPTR the
+ * pointer (or a stand-in of the tile's element type, also when the tile was wrong). */
+#define KBD__MOVE_ARGS(t0, p0, sig, pname)                                                                             \
+  enum { kbd_mk_ = KBD__KIND_OF(t0) };                                                                                 \
+  KBD__NEED_REG_K(kbd_mk_, sig ", operand t", "not a scalar or a pointer");                                            \
+  enum { kbd_mok_ = kbd_mk_ == KBD_KIND_REG && KBD__IS_PTR(p0) };                                                      \
+  KBD_STATIC_ASSERT(kbd_mk_ != KBD_KIND_REG || KBD__IS_PTR(p0),                                                        \
+                    "kbd: " sig ", operand " pname ": must be a pointer to the tile's elements (e.g. float * for an "  \
+                    "f32 tile)");                                                                                      \
+  KBD__BIND(kbd_mt_, KBD__OR(kbd_mk_ == KBD_KIND_REG, t0, kbd__reg_standin))
+#define KBD__MPTR(p0) KBD__OR(kbd_mok_, p0, KBD__TYPE(KBD__AT(kbd_mt_).v[0][0]) *)
 #define kbd_load(t, p, n, start)                                                                                       \
   do {                                                                                                                 \
-    KBD__1D_ONLY(t);                                                                                                   \
-    KBD__IS_REG(t);                                                                                                    \
-    KBD__PTR_MATCHES(t, p);                                                                                            \
-    KBD__MOVE(t, p, 1, n, n, 0, start, 0, 0);                                                                          \
+    KBD__MOVE_ARGS(t, p, "kbd_load(t, p, n, start)", "p");                                                             \
+    KBD__1D_ONLY(KBD__AT(kbd_mt_));                                                                                    \
+    KBD__PTR_MATCHES(KBD__AT(kbd_mt_), KBD__MPTR(p), "kbd_load(t, p, n, start)");                                      \
+    KBD__MOVE(KBD__AT(kbd_mt_), KBD__MPTR(p), 1, n, n, 0, start, 0, 0);                                                \
   } while (0)
 #define kbd_store(p, t, n, start)                                                                                      \
   do {                                                                                                                 \
-    KBD__DST_FIRST(t, "kbd_store(p, t, n, start)");                                                                    \
-    KBD__1D_ONLY(t);                                                                                                   \
-    KBD__IS_REG(t);                                                                                                    \
-    KBD__PTR_MATCHES(t, p);                                                                                            \
-    KBD__MOVE(t, p, 1, n, n, 0, start, 1, 0);                                                                          \
+    enum { kbd_msw_ = KBD__DST_SWAPPED(p, t) };                                                                        \
+    KBD__DST_FIRST(kbd_msw_, "kbd_store(p, t, n, start)");                                                             \
+    KBD__MOVE_ARGS(KBD__PICK(kbd_msw_, p, t), KBD__PICK(kbd_msw_, t, p), "kbd_store(p, t, n, start)", "p");            \
+    KBD__1D_ONLY(KBD__AT(kbd_mt_));                                                                                    \
+    KBD__PTR_MATCHES(KBD__AT(kbd_mt_), KBD__MPTR(KBD__PICK(kbd_msw_, t, p)), "kbd_store(p, t, n, start)");             \
+    KBD__MOVE(KBD__AT(kbd_mt_), KBD__MPTR(KBD__PICK(kbd_msw_, t, p)), 1, n, n, 0, start, 1, 0);                        \
   } while (0)
 #define kbd_load2d(t, p, nrows, ncols, ld, r0, c0)                                                                     \
   do {                                                                                                                 \
-    KBD__IS_REG(t);                                                                                                    \
-    KBD__PTR_MATCHES(t, p);                                                                                            \
-    KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 0, 0);                                                                   \
+    KBD__MOVE_ARGS(t, p, "kbd_load2d(t, p, nrows, ncols, ld, r0, c0)", "p");                                           \
+    KBD__PTR_MATCHES(KBD__AT(kbd_mt_), KBD__MPTR(p), "kbd_load2d(t, p, nrows, ncols, ld, r0, c0)");                    \
+    KBD__MOVE(KBD__AT(kbd_mt_), KBD__MPTR(p), nrows, ncols, ld, r0, c0, 0, 0);                                         \
   } while (0)
 #define kbd_store2d(p, t, nrows, ncols, ld, r0, c0)                                                                    \
   do {                                                                                                                 \
-    KBD__DST_FIRST(t, "kbd_store2d(p, t, nrows, ncols, ld, r0, c0)");                                                  \
-    KBD__IS_REG(t);                                                                                                    \
-    KBD__PTR_MATCHES(t, p);                                                                                            \
-    KBD__MOVE(t, p, nrows, ncols, ld, r0, c0, 1, 0);                                                                   \
+    enum { kbd_msw_ = KBD__DST_SWAPPED(p, t) };                                                                        \
+    KBD__DST_FIRST(kbd_msw_, "kbd_store2d(p, t, nrows, ncols, ld, r0, c0)");                                           \
+    KBD__MOVE_ARGS(KBD__PICK(kbd_msw_, p, t), KBD__PICK(kbd_msw_, t, p),                                               \
+                   "kbd_store2d(p, t, nrows, ncols, ld, r0, c0)", "p");                                                \
+    KBD__PTR_MATCHES(KBD__AT(kbd_mt_), KBD__MPTR(KBD__PICK(kbd_msw_, t, p)),                                           \
+                     "kbd_store2d(p, t, nrows, ncols, ld, r0, c0)");                                                   \
+    KBD__MOVE(KBD__AT(kbd_mt_), KBD__MPTR(KBD__PICK(kbd_msw_, t, p)), nrows, ncols, ld, r0, c0, 1, 0);                 \
   } while (0)
 #define kbd_load_smem(t, s, ld)                                                                                        \
   do {                                                                                                                 \
-    KBD__IS_REG(t);                                                                                                    \
-    KBD__PTR_MATCHES(t, s);                                                                                            \
-    KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 0, 1);                                                         \
+    KBD__MOVE_ARGS(t, s, "kbd_load_smem(t, s, ld)", "s");                                                              \
+    KBD__PTR_MATCHES(KBD__AT(kbd_mt_), KBD__MPTR(s), "kbd_load_smem(t, s, ld)");                                       \
+    KBD__MOVE(KBD__AT(kbd_mt_), KBD__MPTR(s), KBD_ROWS(KBD__AT(kbd_mt_)), KBD_COLS(KBD__AT(kbd_mt_)), ld, 0, 0, 0, 1); \
   } while (0)
 #define kbd_store_smem(s, t, ld)                                                                                       \
   do {                                                                                                                 \
-    KBD__DST_FIRST(t, "kbd_store_smem(s, t, ld)");                                                                     \
-    KBD__IS_REG(t);                                                                                                    \
-    KBD__PTR_MATCHES(t, s);                                                                                            \
-    KBD__MOVE(t, s, KBD_ROWS(t), KBD_COLS(t), ld, 0, 0, 1, 1);                                                         \
+    enum { kbd_msw_ = KBD__DST_SWAPPED(s, t) };                                                                        \
+    KBD__DST_FIRST(kbd_msw_, "kbd_store_smem(s, t, ld)");                                                              \
+    KBD__MOVE_ARGS(KBD__PICK(kbd_msw_, s, t), KBD__PICK(kbd_msw_, t, s), "kbd_store_smem(s, t, ld)", "s");             \
+    KBD__PTR_MATCHES(KBD__AT(kbd_mt_), KBD__MPTR(KBD__PICK(kbd_msw_, t, s)), "kbd_store_smem(s, t, ld)");              \
+    KBD__MOVE(KBD__AT(kbd_mt_), KBD__MPTR(KBD__PICK(kbd_msw_, t, s)), KBD_ROWS(KBD__AT(kbd_mt_)),                      \
+              KBD_COLS(KBD__AT(kbd_mt_)), ld, 0, 0, 1, 1);                                                             \
   } while (0)
 
 #endif /* KBD_TILE_IO_H */

@@ -203,44 +203,75 @@ KBD_TILE_FN void kbd_tile_fma(void *d, int dd, const void *a, int da, const void
   KBD_STATIC_ASSERT(KBD_DT_IS_FLOAT(KBD_DTYPE(d)), "kbd: " opname " needs a floating-point destination tile "          \
                                                    "(f32, f16, bf16, e4m3, e5m2), not i32, s8 or u8")
 
-#define KBD__BIN(d, a, b, op)                                                                                          \
+/* Front end of every elementwise op (the destination d and up to three tile operands): one kind check per
+ * operand, then kbd_od_/kbd_oA_/... bound to the operands or, once any check failed, to stand-ins of d's type,
+ * so that a wrong operand is the call's only error (kbd/tile_core.h, "one message per mistake"). */
+#define KBD__OP_D(d, name, sig)                                                                                        \
+  enum { kbd_okd_ = KBD__KIND_OF(d) };                                                                                 \
+  KBD__NEED_REG_K(kbd_okd_, name sig ", operand d", "not a scalar or a pointer");                                      \
+  enum { kbd_ook_ = kbd_okd_ == KBD_KIND_REG };                                                                        \
+  KBD__BIND(kbd_od_, KBD__OR(kbd_ook_, d, kbd__reg_standin))
+#define KBD__OP_T(x, n, oname, name, sig, not_tile)                                                                    \
+  enum { kbd_ok##n = KBD__KIND_OF(x) };                                                                                \
+  KBD__NEED_REG_K(kbd_ok##n, name sig ", operand " oname, not_tile);                                                   \
+  enum { kbd_ook##n = kbd_ook_ && kbd_ok##n == KBD_KIND_REG };                                                         \
+  KBD__BIND(kbd_o##n##_, KBD__OR(kbd_ook##n, x, KBD__TYPE(KBD__AT(kbd_od_))))
+#define KBD__OP_S(s, name, sig, fix)                                                                                   \
+  KBD_STATIC_ASSERT(KBD__IS_SCALAR(s), "kbd: " name sig ", operand s: must be a scalar (a number), not a tile or a "   \
+                                       "pointer; " fix)
+#define KBD__OP_SV(s) KBD__OR(KBD__IS_SCALAR(s), s, float)
+
+#define KBD__BIN(d, a, b, op, name)                                                                                    \
   do {                                                                                                                 \
-    KBD__SAME_SHAPE(d, a);                                                                                             \
-    KBD__SAME_SHAPE(d, b);                                                                                             \
-    kbd_tile_binop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), (b).v, KBD_DTYPE(b), 0.0f, KBD__N(d), op, __FILE__,       \
+    KBD__OP_D(d, name, "(d, a, b)");                                                                                   \
+    KBD__OP_T(a, A, "a", name, "(d, a, b)",                                                                            \
+              "not a scalar or a pointer; for a scalar operand use " name "_s(d, a, s)");                              \
+    KBD__OP_T(b, B, "b", name, "(d, a, b)",                                                                            \
+              "not a scalar or a pointer; for a scalar operand use " name "_s(d, a, s)");                              \
+    KBD__SAME_SHAPE_IN(KBD__AT(kbd_od_), KBD__AT(kbd_oA_), name);                                                      \
+    KBD__SAME_SHAPE_IN(KBD__AT(kbd_od_), KBD__AT(kbd_oB_), name);                                                      \
+    kbd_tile_binop(KBD__AT(kbd_od_).v, KBD_DTYPE(KBD__AT(kbd_od_)), KBD__AT(kbd_oA_).v, KBD_DTYPE(KBD__AT(kbd_oA_)),   \
+                   KBD__AT(kbd_oB_).v, KBD_DTYPE(KBD__AT(kbd_oB_)), 0.0f, KBD__N(KBD__AT(kbd_od_)), op, __FILE__,      \
                    __LINE__);                                                                                          \
   } while (0)
-#define KBD__BIN_S(d, a, s, op)                                                                                        \
+#define KBD__BIN_S(d, a, s, op, name)                                                                                  \
   do {                                                                                                                 \
-    KBD__SAME_SHAPE(d, a);                                                                                             \
-    kbd_tile_binop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), NULL, KBD_DTYPE(a), (float)(s), KBD__N(d), op, __FILE__,  \
+    KBD__OP_D(d, name, "(d, a, s)");                                                                                   \
+    KBD__OP_T(a, A, "a", name, "(d, a, s)", "not a scalar or a pointer");                                              \
+    KBD__OP_S(s, name, "(d, a, s)", "for a tile operand use the call without _s");                                     \
+    KBD__SAME_SHAPE_IN(KBD__AT(kbd_od_), KBD__AT(kbd_oA_), name);                                                      \
+    kbd_tile_binop(KBD__AT(kbd_od_).v, KBD_DTYPE(KBD__AT(kbd_od_)), KBD__AT(kbd_oA_).v, KBD_DTYPE(KBD__AT(kbd_oA_)),   \
+                   NULL, KBD_DTYPE(KBD__AT(kbd_oA_)), (float)(KBD__OP_SV(s)), KBD__N(KBD__AT(kbd_od_)), op, __FILE__,  \
                    __LINE__);                                                                                          \
   } while (0)
-#define KBD__UN(d, a, op)                                                                                              \
+#define KBD__UN(d, a, op, name)                                                                                        \
   do {                                                                                                                 \
-    KBD__SAME_SHAPE(d, a);                                                                                             \
-    kbd_tile_unop((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), KBD__N(d), op);                                            \
+    KBD__OP_D(d, name, "(d, a)");                                                                                      \
+    KBD__OP_T(a, A, "a", name, "(d, a)", "not a scalar or a pointer");                                                 \
+    KBD__SAME_SHAPE_IN(KBD__AT(kbd_od_), KBD__AT(kbd_oA_), name);                                                      \
+    kbd_tile_unop(KBD__AT(kbd_od_).v, KBD_DTYPE(KBD__AT(kbd_od_)), KBD__AT(kbd_oA_).v, KBD_DTYPE(KBD__AT(kbd_oA_)),    \
+                  KBD__N(KBD__AT(kbd_od_)), op);                                                                       \
   } while (0)
 #define KBD__UNF(d, a, op, name)                                                                                       \
   do {                                                                                                                 \
-    KBD__FLOAT_ONLY(d, name);                                                                                          \
-    KBD__UN(d, a, op);                                                                                                 \
+    KBD__FLOAT_ONLY(KBD__REG_OR(d, kbd__reg_standin), name);                                                           \
+    KBD__UN(d, a, op, name);                                                                                           \
   } while (0)
 
-#define kbd_add(d, a, b) KBD__BIN(d, a, b, KBD_OP_ADD)
-#define kbd_sub(d, a, b) KBD__BIN(d, a, b, KBD_OP_SUB)
-#define kbd_mul(d, a, b) KBD__BIN(d, a, b, KBD_OP_MUL)
-#define kbd_div(d, a, b) KBD__BIN(d, a, b, KBD_OP_DIV)
-#define kbd_min(d, a, b) KBD__BIN(d, a, b, KBD_OP_MIN)
-#define kbd_max(d, a, b) KBD__BIN(d, a, b, KBD_OP_MAX)
-#define kbd_add_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_ADD)
-#define kbd_sub_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_SUB)
-#define kbd_mul_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_MUL)
-#define kbd_div_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_DIV)
-#define kbd_min_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_MIN)
-#define kbd_max_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_MAX)
-#define kbd_neg(d, a) KBD__UN(d, a, KBD_OP_NEG)
-#define kbd_abs(d, a) KBD__UN(d, a, KBD_OP_ABS)
+#define kbd_add(d, a, b) KBD__BIN(d, a, b, KBD_OP_ADD, "kbd_add")
+#define kbd_sub(d, a, b) KBD__BIN(d, a, b, KBD_OP_SUB, "kbd_sub")
+#define kbd_mul(d, a, b) KBD__BIN(d, a, b, KBD_OP_MUL, "kbd_mul")
+#define kbd_div(d, a, b) KBD__BIN(d, a, b, KBD_OP_DIV, "kbd_div")
+#define kbd_min(d, a, b) KBD__BIN(d, a, b, KBD_OP_MIN, "kbd_min")
+#define kbd_max(d, a, b) KBD__BIN(d, a, b, KBD_OP_MAX, "kbd_max")
+#define kbd_add_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_ADD, "kbd_add_s")
+#define kbd_sub_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_SUB, "kbd_sub_s")
+#define kbd_mul_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_MUL, "kbd_mul_s")
+#define kbd_div_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_DIV, "kbd_div_s")
+#define kbd_min_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_MIN, "kbd_min_s")
+#define kbd_max_s(d, a, s) KBD__BIN_S(d, a, s, KBD_OP_MAX, "kbd_max_s")
+#define kbd_neg(d, a) KBD__UN(d, a, KBD_OP_NEG, "kbd_neg")
+#define kbd_abs(d, a) KBD__UN(d, a, KBD_OP_ABS, "kbd_abs")
 #define kbd_exp(d, a) KBD__UNF(d, a, KBD_OP_EXP, "kbd_exp")
 #define kbd_exp2(d, a) KBD__UNF(d, a, KBD_OP_EXP2, "kbd_exp2")
 #define kbd_log(d, a) KBD__UNF(d, a, KBD_OP_LOG, "kbd_log")
@@ -250,28 +281,36 @@ KBD_TILE_FN void kbd_tile_fma(void *d, int dd, const void *a, int da, const void
 #define kbd_sigmoid(d, a) KBD__UNF(d, a, KBD_OP_SIGMOID, "kbd_sigmoid")
 #define kbd_gelu(d, a) KBD__UNF(d, a, KBD_OP_GELU, "kbd_gelu")
 #define kbd_gelu_tanh(d, a) KBD__UNF(d, a, KBD_OP_GELU_TANH, "kbd_gelu_tanh")
-#define kbd_convert(d, a) KBD__UN(d, a, KBD_OP_COPY)
+#define kbd_convert(d, a) KBD__UN(d, a, KBD_OP_COPY, "kbd_convert")
 
 #define kbd_fma(d, a, b, c)                                                                                            \
   do {                                                                                                                 \
-    KBD__FLOAT_ONLY(d, "kbd_fma");                                                                                     \
-    KBD__SAME_SHAPE(d, a);                                                                                             \
-    KBD__SAME_SHAPE(d, b);                                                                                             \
-    KBD__SAME_SHAPE(d, c);                                                                                             \
-    kbd_tile_fma((d).v, KBD_DTYPE(d), (a).v, KBD_DTYPE(a), (b).v, KBD_DTYPE(b), (c).v, KBD_DTYPE(c), KBD__N(d));       \
+    KBD__FLOAT_ONLY(KBD__REG_OR(d, kbd__reg_standin), "kbd_fma");                                                      \
+    KBD__OP_D(d, "kbd_fma", "(d, a, b, c)");                                                                           \
+    KBD__OP_T(a, A, "a", "kbd_fma", "(d, a, b, c)", "not a scalar or a pointer");                                      \
+    KBD__OP_T(b, B, "b", "kbd_fma", "(d, a, b, c)", "not a scalar or a pointer");                                      \
+    KBD__OP_T(c, C, "c", "kbd_fma", "(d, a, b, c)", "not a scalar or a pointer");                                      \
+    KBD__SAME_SHAPE_IN(KBD__AT(kbd_od_), KBD__AT(kbd_oA_), "kbd_fma");                                                 \
+    KBD__SAME_SHAPE_IN(KBD__AT(kbd_od_), KBD__AT(kbd_oB_), "kbd_fma");                                                 \
+    KBD__SAME_SHAPE_IN(KBD__AT(kbd_od_), KBD__AT(kbd_oC_), "kbd_fma");                                                 \
+    kbd_tile_fma(KBD__AT(kbd_od_).v, KBD_DTYPE(KBD__AT(kbd_od_)), KBD__AT(kbd_oA_).v, KBD_DTYPE(KBD__AT(kbd_oA_)),     \
+                 KBD__AT(kbd_oB_).v, KBD_DTYPE(KBD__AT(kbd_oB_)), KBD__AT(kbd_oC_).v, KBD_DTYPE(KBD__AT(kbd_oC_)),     \
+                 KBD__N(KBD__AT(kbd_od_)));                                                                            \
   } while (0)
 
 /* d = s everywhere (s converted to d's dtype: RNE for floats, saturating RNE for i32). */
 #define kbd_fill(d, s)                                                                                                 \
   do {                                                                                                                 \
-    KBD__IS_REG(d);                                                                                                    \
-    const float kbd_fs_ = (float)(s);                                                                                  \
-    KBD__FOR_FRAG(d, kbd_fl_, kbd_fi_) kbd_dt_store_f32(&(d).v[kbd_fl_][kbd_fi_], KBD_DTYPE(d), kbd_fs_);              \
+    KBD__OP_D(d, "kbd_fill", "(d, s)");                                                                                \
+    KBD__OP_S(s, "kbd_fill", "(d, s)", "to copy a tile use kbd_convert(d, a)");                                        \
+    const float kbd_fs_ = (float)(KBD__OP_SV(s));                                                                      \
+    KBD__FOR_FRAG(KBD__AT(kbd_od_), kbd_fl_, kbd_fi_)                                                                  \
+    kbd_dt_store_f32(&KBD__AT(kbd_od_).v[kbd_fl_][kbd_fi_], KBD_DTYPE(KBD__AT(kbd_od_)), kbd_fs_);                     \
   } while (0)
 #define kbd_zero(d)                                                                                                    \
   do {                                                                                                                 \
-    KBD__IS_REG(d);                                                                                                    \
-    memset((d).v, 0, sizeof((d).v));                                                                                   \
+    KBD__OP_D(d, "kbd_zero", "(d)");                                                                                   \
+    memset(KBD__AT(kbd_od_).v, 0, sizeof(KBD__AT(kbd_od_).v));                                                         \
   } while (0)
 
 #endif /* KBD_TILE_OPS_H */

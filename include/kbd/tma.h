@@ -72,10 +72,10 @@
 
 #define KBD__TMA_RANK_RULE "kbd: a TMA call takes 1 to 5 coordinates (the tensor map's rank)"
 
-    /* Per block b of the tile: one box at x + b * box_dims[0]. */
-    KBD_DEV void kbd_tma_load_(char *dst, uint32_t line_bytes, uint32_t lines, int swz, int boxes, uint32_t box0,
-                               const kbd_tensor_map *map, uint64_t *bar, int rank, int32_t c0, int32_t c1, int32_t c2,
-                               int32_t c3, int32_t c4, KBD_SITE_PARAMS) {
+/* Per block b of the tile: one box at x + b * box_dims[0]. */
+KBD_DEV void kbd_tma_load_(char *dst, uint32_t line_bytes, uint32_t lines, int swz, int boxes, uint32_t box0,
+                           const kbd_tensor_map *map, uint64_t *bar, int rank, int32_t c0, int32_t c1, int32_t c2,
+                           int32_t c3, int32_t c4, KBD_SITE_PARAMS) {
   for (int b = 0; b < boxes; ++b)
     kbd_hw_tma_load(dst + (size_t)b * line_bytes * lines, line_bytes, lines, swz, map, bar, rank,
                     c0 + (int32_t)(b * box0), c1, c2, c3, c4, KBD_SITE_ARGS);
@@ -112,10 +112,34 @@ KBD_DEV void kbd_tma_prefetch_(uint32_t line_bytes, uint32_t lines, int swz, int
     kbd_tma_store_((const char *)(tile).p, KBD__TMA_GEOM(tile), (map), (op), KBD__TMA_NARG(__VA_ARGS__),               \
                    KBD__TMA_C(__VA_ARGS__), KBD_SITE);                                                                 \
   } while (0)
-#define kbd_tma_store(map, tile, ...) KBD__TMA_STORE(0, map, tile, __VA_ARGS__)
-#define kbd_tma_reduce_add(map, tile, ...) KBD__TMA_STORE(1, map, tile, __VA_ARGS__)
-#define kbd_tma_reduce_min(map, tile, ...) KBD__TMA_STORE(2, map, tile, __VA_ARGS__)
-#define kbd_tma_reduce_max(map, tile, ...) KBD__TMA_STORE(3, map, tile, __VA_ARGS__)
+/* The front end of the stores: the destination (the tensor map) comes first. An old source-first call, the shared
+ * tile first, is caught before anything reads either argument and then stored with the two swapped back; a tile of
+ * another kind or a map that is no pointer is its own one message, and the store works on stand-ins
+ * (kbd/tile_core.h, "one message per mistake"). */
+#define KBD__TMA_STORE_FRONT(op, map, tile, sig, ...)                                                                  \
+  do {                                                                                                                 \
+    enum { kbd_tsw_ = KBD__KIND_OF(map) == KBD_KIND_SMEM && KBD__KIND_OF(tile) != KBD_KIND_SMEM };                     \
+    KBD_STATIC_ASSERT(!kbd_tsw_, "kbd: the destination comes first: " sig "; the first argument is the tensor map "    \
+                                 "(&map), the second the shared tile");                                                \
+    KBD__NEED_SMEM(KBD__PICK(kbd_tsw_, map, tile), sig ", operand tile",                                               \
+                   "stage it in a shared tile with kbd_stile_store(s, t), then kbd_fence_proxy_async()");              \
+    enum { kbd_tok_ = KBD__KIND_OF(KBD__PICK(kbd_tsw_, map, tile)) == KBD_KIND_SMEM };                                 \
+    KBD_STATIC_ASSERT(!kbd_tok_ || KBD__IS_PTR(KBD__PICK(kbd_tsw_, tile, map)),                                        \
+                      "kbd: " sig ", operand map: must be a pointer to the kbd_tensor_map (&map)");                    \
+    KBD__BIND(kbd_tst_, KBD__OR(kbd_tok_, KBD__PICK(kbd_tsw_, map, tile), kbd__smem_standin));                         \
+    KBD__TMA_STORE(op,                                                                                                 \
+                   KBD__OR(kbd_tok_ &&KBD__IS_PTR(KBD__PICK(kbd_tsw_, tile, map)), KBD__PICK(kbd_tsw_, tile, map),     \
+                           const kbd_tensor_map *),                                                                    \
+                   KBD__AT(kbd_tst_), __VA_ARGS__);                                                                    \
+  } while (0)
+#define kbd_tma_store(map, tile, ...)                                                                                  \
+  KBD__TMA_STORE_FRONT(0, map, tile, "kbd_tma_store(map, tile, c0, ...)", __VA_ARGS__)
+#define kbd_tma_reduce_add(map, tile, ...)                                                                             \
+  KBD__TMA_STORE_FRONT(1, map, tile, "kbd_tma_reduce_add(map, tile, c0, ...)", __VA_ARGS__)
+#define kbd_tma_reduce_min(map, tile, ...)                                                                             \
+  KBD__TMA_STORE_FRONT(2, map, tile, "kbd_tma_reduce_min(map, tile, c0, ...)", __VA_ARGS__)
+#define kbd_tma_reduce_max(map, tile, ...)                                                                             \
+  KBD__TMA_STORE_FRONT(3, map, tile, "kbd_tma_reduce_max(map, tile, c0, ...)", __VA_ARGS__)
 
 #define kbd_tma_prefetch(map, tile, ...)                                                                               \
   do {                                                                                                                 \
