@@ -1,7 +1,7 @@
 /* kbd/cpu/mma_pair.h - CTA-pair tcgen05 instructions (.cta_group::2) on the CPU machine emulating sm_100a (twin of
  * ptx/mma_pair.h; kbd/mma_pair.h, docs/design/cta-pair.md).
  *
- * A pair is the two CTAs of a cluster whose ranks differ in bit 0. The MMA is the single-CTA one's (cpu/mma.h:
+ * A pair is the two CTAs of a cluster whose ranks differ in bit 0. The MMA is the single-CTA one's (cpu/mma_umma.h:
  * descriptor decoders, numeric contract, completion at the issuing thread's commit) with the operands and the
  * result split between the pair: A rows 0..M/2-1 and B rows 0..N/2-1 come from the even CTA's shared memory, A
  * rows M/2..M-1 and B rows N/2..N-1 from the odd CTA's, through the same descriptors (the same offsets), and D rows
@@ -11,7 +11,7 @@
  * Every single-CTA check applies to each CTA's part: operand bytes delivered and ordered before the issuing
  * thread (the odd CTA's TMA loads complete on the even CTA's barrier, which the issuer waits on), generic stores
  * fenced, Tensor Memory readers ordered before the MMA, D inside an allocation of each CTA. Added here:
- *   - one .cta_group per kernel (also in cpu/mma.h's single-CTA twins): ptxas rejects a mix;
+ *   - one .cta_group per kernel (also in cpu/tmem_alloc.h's single-CTA twins): ptxas rejects a mix;
  *   - the MMA is issued from the even CTA (kbd's rule: its Tensor Memory holds D's first half) while the odd CTA
  *     runs, and D's address is lane 0 (both layouts fill all 128 lanes);
  *   - the collective alloc: the first of the pair's two warps waits for the other's (a deadlock report names
@@ -25,7 +25,7 @@
 #define KBD_CPU_MMA_PAIR_H
 
 #include "cluster.h"
-#include "mma.h"
+#include "mma_umma.h"
 #include "tma.h"
 
 #if KBD_MODE_CPU
@@ -239,17 +239,6 @@ static inline void kbd_hw_umma_pair(uint32_t dtmem, int kind, uint32_t idesc, ui
   kbd_cpu_mma_operand(peer, w, KBD_MMA_SM100, bdesc, s.tb, s.bmaj, 0, hn, s.kel, s.negb, S->sb + hn * s.kel, &u->pch,
                       "tcgen05.mma.cta_group::2 (operand B, the odd CTA's rows)", KBD_SITE_ARGS);
   kbd_cpu_umma_finish(w, S, u, &s, lane, col, accumulate, KBD_SITE_ARGS);
-}
-
-/* At the completion of a pair MMA (its commit): the odd CTA still holds D's columns. */
-static inline void kbd_cpu_pair_complete_check(const kbd_cpu_umma *u, KBD_SITE_PARAMS) {
-  const kbd_cpu_mma_state *P = kbd_cpu_tmem_state(u->pair);
-  if (KBD_UNLIKELY(kbd_cpu_tmem_find(P, u->col, (uint32_t)kbd_cpu_pair_cols(u)) < 0))
-    kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
-                  "the pair MMA issued at %s:%d completes here, but cluster CTA %d freed its Tensor Memory columns "
-                  "[%u, %u) before: a CTA frees only after the commit's barrier phase (both CTAs wait for it) and a "
-                  "cluster barrier",
-                  u->file, u->line, u->pair->rank, u->col, u->col + (uint32_t)kbd_cpu_pair_cols(u));
 }
 
 /* tcgen05.commit.cta_group::2 ... .multicast::cluster [bar], mask (one thread). */

@@ -1,7 +1,7 @@
 /* kbd/cpu/mma_rs.h - wgmma with A from registers on the CPU machine (twin of ptx/mma_rs.h; emulating sm_90a,
  * KBD_CPU_ARCH == 90). docs/design/mma.md "A from registers".
  *
- * The instruction is the descriptor form's (cpu/mma.h kbd_cpu_wgmma_issue: the same shape checks, B decoder,
+ * The instruction is the descriptor form's (cpu/mma_wgmma.h kbd_cpu_wgmma_issue: the same shape checks, B decoder,
  * numeric contract, timing and retirement); only A differs: it is read at the issue from the warp's lanes'
  * registers through the WGMMA_ACC layout function, and the op keeps a copy of those 16 bytes per lane.
  *
@@ -15,7 +15,7 @@
 #ifndef KBD_CPU_MMA_RS_H
 #define KBD_CPU_MMA_RS_H
 
-#include "mma.h"
+#include "mma_wgmma.h"
 
 #if KBD_MODE_CPU
 

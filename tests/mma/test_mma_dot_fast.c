@@ -1,0 +1,198 @@
+/* test_mma_dot_fast.c - the CPU machine's fast MMA sums (kbd_cpu_mma_dot_fast, include/kbd/cpu/mma_dot.h) are bit for
+ * bit the reference's (kbd_cpu_mma_dot_ref: every row times every column).
+ *
+ * The fast path skips rows of A and columns of B that are all +-0 (TMA's out-of-bounds fill) when the other operand
+ * holds no infinity or NaN. Both paths run on the same decoded operands, for the row counts the machine passes (16:
+ * one warp's part of a wgmma m64; 64, 128: tcgen05; 256: a CTA pair), every N of the wgmma / tcgen05 lists up to
+ * 256, every operand type (f16, bf16, tf32, e4m3, e5m2, s8, u8: K-steps of 16, 8 and 32 elements) and each D type,
+ * and these operand patterns, each from a seeded generator:
+ *   - random bit patterns of the type (so fp8 / f16 / bf16 / tf32 NaN and infinity encodings occur);
+ *   - finite values with zero rows of A (mixing +0 and -0), then the same with one infinity or NaN in B;
+ *   - finite values with zero columns of B (mixing +0 and -0), then the same with one infinity or NaN in A;
+ *   - zero rows and columns together, -0 times negative values, and all-zero operands.
+ * Each case compares the whole result with memcmp. The test also counts that the patterns reach each path: rows
+ * and columns skipped, and zero rows whose reference sum is NaN (where a skip without the finiteness check would
+ * give +0: the mistake the check is for). */
+#include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static uint64_t rng_state;
+static uint32_t rnd(void) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 32);
+}
+
+/* A finite value of type t, decoded by the machine's own reader (so it lies on the type's grid). */
+static double finite_of(int t) {
+  for (;;) {
+    uint32_t u = rnd();
+    unsigned char b[4];
+    memcpy(b, &u, 4);
+    const double v = kbd_cpu_mma_elem(t, b);
+    if (isfinite(v)) return v;
+  }
+}
+static double raw_of(int t) {
+  uint32_t u = rnd();
+  unsigned char b[4];
+  memcpy(b, &u, 4);
+  return kbd_cpu_mma_elem(t, b);
+}
+static int is_int(int t) { return t == KBD_MMA_S8 || t == KBD_MMA_U8; }
+static double special_of(int t) {
+  if (is_int(t)) return finite_of(t);
+  switch (rnd() % 3) {
+  case 0: return INFINITY;
+  case 1: return -INFINITY;
+  default: return NAN;
+  }
+}
+
+enum { P_RAW, P_ZROWS, P_ZROWS_NANB, P_ZCOLS, P_ZCOLS_NANA, P_BOTH, P_NEGZERO, P_ALLZERO, P_COUNT };
+
+static long skipped_rows, skipped_cols, guarded_nan; /* how often the patterns reached each path */
+
+/* A: rows x kel, row-major; bt: kel x n (B transposed, as the machine keeps it). */
+static void fill(int pat, int ta, int tb, int rows, int kel, int n, double *A, double *bt) {
+  for (int i = 0; i < rows * kel; ++i)
+    A[i] = pat == P_RAW ? raw_of(ta) : finite_of(ta);
+  for (int i = 0; i < kel * n; ++i)
+    bt[i] = pat == P_RAW ? raw_of(tb) : finite_of(tb);
+  const int zrows = pat == P_ZROWS || pat == P_ZROWS_NANB || pat == P_BOTH || pat == P_NEGZERO;
+  const int zcols = pat == P_ZCOLS || pat == P_ZCOLS_NANA || pat == P_BOTH || pat == P_NEGZERO;
+  for (int r = 0; r < rows; ++r)
+    if (zrows && (r == rows - 1 || rnd() % 2))
+      for (int k = 0; k < kel; ++k)
+        A[r * kel + k] = rnd() % 2 ? -0.0 : 0.0;
+  for (int c = 0; c < n; ++c)
+    if (zcols && (c == n - 1 || rnd() % 2))
+      for (int k = 0; k < kel; ++k)
+        bt[k * n + c] = rnd() % 2 ? -0.0 : 0.0;
+  if (pat == P_NEGZERO) /* negative live values: -0 products in the zero rows and columns */
+    for (int i = 0; i < rows * kel; ++i)
+      if (A[i] > 0 && !is_int(ta)) A[i] = -A[i];
+  if (pat == P_ZROWS_NANB) bt[rnd() % (unsigned)(kel * n)] = special_of(tb);
+  if (pat == P_ZCOLS_NANA) {
+    int r = (int)(rnd() % (unsigned)rows);
+    A[r * kel + (int)(rnd() % (unsigned)kel)] = special_of(ta);
+  }
+  if (pat == P_ALLZERO) {
+    for (int i = 0; i < rows * kel; ++i)
+      A[i] = rnd() % 2 ? -0.0 : 0.0;
+    for (int i = 0; i < kel * n; ++i)
+      bt[i] = rnd() % 2 ? -0.0 : 0.0;
+  }
+}
+
+static int all_zero(const double *v, int n, int stride) {
+  for (int i = 0; i < n; ++i)
+    if (v[i * stride] != 0) return 0;
+  return 1;
+}
+
+static void run_case(int ta, int tb, int td, int rows, int n, int pat) {
+  kbd_cpu_mma_shape s;
+  memset(&s, 0, sizeof s);
+  s.ta = ta, s.tb = tb, s.td = td, s.m = rows, s.n = n;
+  s.kel = KBD_MMA_KSTEP_BYTES / kbd_mma_type_bytes(ta);
+  const int kel = s.kel;
+  double *A = (double *)malloc(sizeof(double) * (size_t)(rows * kel));
+  double *bt = (double *)malloc(sizeof(double) * (size_t)(kel * n));
+  uint32_t *ref = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(rows * n));
+  uint32_t *fast = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(rows * n));
+  assert_non_null(A);
+  assert_non_null(bt);
+  assert_non_null(ref);
+  assert_non_null(fast);
+  fill(pat, ta, tb, rows, kel, n, A, bt);
+  memset(ref, 0xA5, sizeof(uint32_t) * (size_t)(rows * n));
+  memset(fast, 0x5A, sizeof(uint32_t) * (size_t)(rows * n)); /* every element must be written */
+  kbd_cpu_mma_dot_ref(&s, A, rows, bt, ref);
+  kbd_cpu_mma_dot_fast(&s, A, rows, bt, fast);
+  for (int i = 0; i < rows * n; ++i)
+    if (ref[i] != fast[i])
+      fail_msg("type %d x %d -> %d, rows %d, N %d, pattern %d: element (%d, %d) is 0x%08x, the reference 0x%08x", ta,
+               tb, td, rows, n, pat, i / n, i % n, fast[i], ref[i]);
+  int afin = 1, bfin = 1;
+  for (int i = 0; i < rows * kel; ++i)
+    afin &= isfinite(A[i]) != 0;
+  for (int i = 0; i < kel * n; ++i)
+    bfin &= isfinite(bt[i]) != 0;
+  for (int r = 0; r < rows; ++r)
+    if (all_zero(A + r * kel, kel, 1)) {
+      if (bfin) ++skipped_rows;
+      for (int c = 0; c < n && td != KBD_MMA_S32; ++c)
+        if (isnan(kbd_cvt_bits_f32(ref[r * n + c]))) ++guarded_nan;
+    }
+  for (int c = 0; c < n; ++c)
+    if (afin && all_zero(bt + c, kel, n)) ++skipped_cols;
+  free(A);
+  free(bt);
+  free(ref);
+  free(fast);
+}
+
+static const int t_ns[] = {8, 16, 24, 32, 40, 48, 64, 80, 96, 120, 128, 136, 192, 248, 256};
+static const int t_rows[] = {16, 64, 128, 256};
+
+static void t_types(int ta, int tb, int td) {
+  for (size_t ri = 0; ri < sizeof t_rows / sizeof t_rows[0]; ++ri)
+    for (size_t ni = 0; ni < sizeof t_ns / sizeof t_ns[0]; ++ni)
+      for (int pat = 0; pat < P_COUNT; ++pat)
+        for (int rep = 0; rep < 2; ++rep)
+          run_case(ta, tb, td, t_rows[ri], t_ns[ni], pat);
+}
+
+static void test_f16(void **state) {
+  (void)state;
+  rng_state = 0x9E3779B97F4A7C15ull;
+  t_types(KBD_MMA_F16, KBD_MMA_F16, KBD_MMA_F32);
+  t_types(KBD_MMA_F16, KBD_MMA_F16, KBD_MMA_F16);
+}
+static void test_bf16(void **state) {
+  (void)state;
+  rng_state = 0xD1B54A32D192ED03ull;
+  t_types(KBD_MMA_BF16, KBD_MMA_BF16, KBD_MMA_F32);
+}
+static void test_tf32(void **state) {
+  (void)state;
+  rng_state = 0x8CB92BA72F3D8DD7ull;
+  t_types(KBD_MMA_TF32, KBD_MMA_TF32, KBD_MMA_F32);
+}
+static void test_fp8(void **state) {
+  (void)state;
+  rng_state = 0xABCDEF0123456789ull;
+  t_types(KBD_MMA_E4M3, KBD_MMA_E4M3, KBD_MMA_F32);
+  t_types(KBD_MMA_E5M2, KBD_MMA_E4M3, KBD_MMA_F32);
+  t_types(KBD_MMA_E4M3, KBD_MMA_E5M2, KBD_MMA_F16);
+}
+static void test_i8(void **state) {
+  (void)state;
+  rng_state = 0x0123456789ABCDEFull;
+  t_types(KBD_MMA_S8, KBD_MMA_S8, KBD_MMA_S32);
+  t_types(KBD_MMA_U8, KBD_MMA_S8, KBD_MMA_S32);
+  t_types(KBD_MMA_U8, KBD_MMA_U8, KBD_MMA_S32);
+}
+/* Run last: the patterns reached every path (else the comparisons above could pass without testing the skips). */
+static void test_paths_reached(void **state) {
+  (void)state;
+  assert_true(skipped_rows > 1000);
+  assert_true(skipped_cols > 1000);
+  assert_true(guarded_nan > 100);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_f16), cmocka_unit_test(test_bf16), cmocka_unit_test(test_tf32),
+      cmocka_unit_test(test_fp8), cmocka_unit_test(test_i8),   cmocka_unit_test(test_paths_reached),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
