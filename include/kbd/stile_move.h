@@ -279,7 +279,7 @@ KBD__STILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kb
                  KBD__KIND_OF(KBD__PICK(kbd_ssw_, t, s)) == KBD_KIND_SMEM                                              \
     };                                                                                                                 \
     KBD__BIND(kbd_smt_, KBD__OR(kbd_sok_, KBD__PICK(kbd_ssw_, s, t), kbd__reg_standin32));                             \
-    KBD__BIND(kbd_sms_, KBD__OR(kbd_sok_, KBD__PICK(kbd_ssw_, t, s), kbd__smem_standin));                              \
+    KBD__BIND_VAL(kbd_sms_, KBD__OR(kbd_sok_, KBD__PICK(kbd_ssw_, t, s), kbd__smem_standin));                              \
     KBD__STILE_MOVE(KBD__AT(kbd_smt_), KBD__AT(kbd_sms_), r0, c0, fit, tr, store, what);                               \
   } while (0)
 #define kbd_stile_load(t, s) KBD__STILE_FRONT(t, s, 0, 0, 0, 0, 0, "kbd_stile_load", "kbd_stile_load(t, s)")

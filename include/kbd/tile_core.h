@@ -84,7 +84,7 @@
  *   KBD__IS_SCALAR(x)      x is an arithmetic value (what a scalar operand or a reduction's result needs)
  *   KBD__OR(ok, x, T)      x where ok, else an object of type T (never evaluated: ok false is a compile error)
  *   KBD__PICK(c, a, b)     a where c, else b (both valid expressions: a swapped argument pair)
- *   KBD__BIND(n, e) / KBD__AT(n)   e bound once to n: the stand-in selection is spelled out once per call, not
+ *   KBD__BIND(n, e) / KBD__AT(n)   e bound once to n (KBD__BIND_VAL: a copy, for shared-tile handles): the stand-in selection is spelled out once per call, not
  *                          at each of the tens of uses of the argument in the body (C binds a pointer, so there a
  *                          tile argument must be an lvalue - a variable, not a function's result; C++ binds
  *                          either)
@@ -130,6 +130,7 @@ template <> struct kbd__pick_<false> {
 #define KBD__OR(ok, x, T) (kbd__or_<(bool)(ok), T>::get(x))
 #define KBD__PICK(c, a, b) (kbd__pick_<(bool)(c)>::get(a, b))
 #define KBD__BIND(n, e) auto &&n = e
+#define KBD__BIND_VAL(n, e) auto &&n = e
 #define KBD__AT(n) (n)
 #else
 struct kbd__kinded {
@@ -146,6 +147,9 @@ struct kbd__kinded {
 #define KBD__OR(ok, x, T) __builtin_choose_expr((ok), (x), (*(T *)0))
 #define KBD__PICK(c, a, b) __builtin_choose_expr((c), (a), (b))
 #define KBD__BIND(n, e) __typeof__(e) *const n = &(e)
+/* a shared tile is a handle (one pointer and type-only members): bound by value, so that any expression names
+ * one - a stage picked with ?:, a function's result - as before the kind checks */
+#define KBD__BIND_VAL(n, e) __typeof__(e) n##v_ = (e), *const n = &n##v_
 #define KBD__AT(n) (*(n))
 #endif
 /* `what` names the call and the operand, e.g. "kbd_add(d, a, b), operand b"; `not_tile` is the fix for a value

@@ -126,7 +126,7 @@ KBD_DEV void kbd_tma_prefetch_(uint32_t line_bytes, uint32_t lines, int swz, int
     enum { kbd_tok_ = KBD__KIND_OF(KBD__PICK(kbd_tsw_, map, tile)) == KBD_KIND_SMEM };                                 \
     KBD_STATIC_ASSERT(!kbd_tok_ || KBD__IS_PTR(KBD__PICK(kbd_tsw_, tile, map)),                                        \
                       "kbd: " sig ", operand map: must be a pointer to the kbd_tensor_map (&map)");                    \
-    KBD__BIND(kbd_tst_, KBD__OR(kbd_tok_, KBD__PICK(kbd_tsw_, map, tile), kbd__smem_standin));                         \
+    KBD__BIND_VAL(kbd_tst_, KBD__OR(kbd_tok_, KBD__PICK(kbd_tsw_, map, tile), kbd__smem_standin));                         \
     KBD__TMA_STORE(op,                                                                                                 \
                    KBD__OR(kbd_tok_ &&KBD__IS_PTR(KBD__PICK(kbd_tsw_, tile, map)), KBD__PICK(kbd_tsw_, tile, map),     \
                            const kbd_tensor_map *),                                                                    \
