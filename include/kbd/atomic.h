@@ -59,12 +59,9 @@
    (void)(*(p) = (v)))
 #define kbd_ld_global(p)                                                                                               \
   (kbd_hw_global_read((p), sizeof *(p), "kbd_ld_global", KBD_SITE), KBD__SCALAR_PROF(p, 0, "kbd_ld_global"), *(p))
-/* KBD_CPU_PROFILE (kbd/cpu/profile.h) records the access as a global site; nothing on the GPU. op: 0 ld, 1 st. */
-#if KBD_MODE_CPU
-#define KBD__SCALAR_PROF(p, op, what) kbd__prof_scalar_global((p), (int)sizeof *(p), (op), (what), KBD_SITE)
-#else
-#define KBD__SCALAR_PROF(p, op, what) ((void)0)
-#endif
+/* KBD_CPU_PROFILE records the access as a global site (the kbd_hw_prof_* twins: cpu/profile.h records, ptx/profile.h
+ * is nothing on the GPU). op: 0 ld, 1 st. */
+#define KBD__SCALAR_PROF(p, op, what) kbd_hw_prof_scalar_global((p), (int)sizeof *(p), (op), (what), KBD_SITE)
 #endif
 
 #endif /* KBD_ATOMIC_H */

@@ -583,7 +583,7 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
  * addresses (indices at or past n: inactive lanes). Nothing on the GPU. */
 #if KBD_MODE_CPU
 #define KBD__VEC_LOAD_PROF(m, p, lb, ln, lp)                                                                           \
-  if (KBD_UNLIKELY(kbd__prof_on())) {                                                                                  \
+  if (KBD_UNLIKELY(kbd_hw_prof_on())) {                                                                                \
     for (int kbd_pk_ = 0; kbd_pk_ < KBD_VEC_SLOTS(m); ++kbd_pk_) {                                                     \
       char *kbd_pa_[KBD_LANES_HELD];                                                                                   \
       unsigned char kbd_pv_[KBD_LANES_HELD];                                                                           \
@@ -592,8 +592,8 @@ KBD_TILE_FN void kbd_rt_scan_rows_(kbd_rt_plan p, void *dfrag, int ddt, const vo
         kbd_pv_[kbd_pl_] = (unsigned char)(kbd_pi_ < (ln));                                                            \
         kbd_pa_[kbd_pl_] = (char *)(uintptr_t)(&(p)[kbd_pv_[kbd_pl_] ? kbd_pi_ : 0]);                                  \
       }                                                                                                                \
-      kbd__prof_global("kbd_vec_load", KBD_PROFILE_LD, (int)sizeof((p)[0]), kbd_pa_, kbd_pv_, KBD_LANES_HELD,          \
-                       KBD_SITE);                                                                                      \
+      kbd_hw_prof_global("kbd_vec_load", KBD_PROFILE_LD, (int)sizeof((p)[0]), kbd_pa_, kbd_pv_, KBD_LANES_HELD,        \
+                         KBD_SITE);                                                                                    \
     }                                                                                                                  \
   }
 #else

@@ -168,7 +168,7 @@ KBD__STILE_FN void kbd__stile_prof(kbd_tile_shape t, char *base, kbd_smem_shape 
         const kbd_coord e = kbd_stile_elem(trans, r0, c0, kbd_tile_coord(t, KBD_SCOPE_TID(t.scope, l), i + k));
         a[l] = base + kbd_smem_tile_offset(&s, e.row, e.col);
       }
-      kbd__prof_smem(what, store ? KBD_PROFILE_ST : KBD_PROFILE_LD, bytes, a, NULL, KBD_LANES_HELD, KBD_SITE_ARGS);
+      kbd_hw_prof_smem(what, store ? KBD_PROFILE_ST : KBD_PROFILE_LD, bytes, a, NULL, KBD_LANES_HELD, KBD_SITE_ARGS);
     }
 }
 #endif
@@ -199,7 +199,8 @@ KBD__STILE_FN void kbd_stile_move_(kbd_tile_shape t, void *frag_, char *base, kb
   const int vec_ok =
       run > 1 && rdim == kbd_stile_cont_dim(s.major) && ((unsigned)(rdim ? c0 : r0) & (unsigned)(run - 1)) == 0;
 #if KBD_MODE_CPU
-  if (KBD_UNLIKELY(kbd__prof_on())) kbd__stile_prof(t, base, s, r0, c0, trans, store, run, vec_ok, what, KBD_SITE_ARGS);
+  if (KBD_UNLIKELY(kbd_hw_prof_on()))
+    kbd__stile_prof(t, base, s, r0, c0, trans, store, run, vec_ok, what, KBD_SITE_ARGS);
 #endif
   for (int l = 0; l < KBD_LANES_HELD; ++l) {
     const int tid = KBD_SCOPE_TID(t.scope, l);

@@ -122,9 +122,9 @@ static __attribute__((noinline, unused)) void kbd__tile_prof(kbd_tile_shape s, c
     }
     if (any) {
       if (is_smem)
-        kbd__prof_smem(what, op, vb, a, vec, KBD_LANES_HELD, file, line);
+        kbd_hw_prof_smem(what, op, vb, a, vec, KBD_LANES_HELD, file, line);
       else
-        kbd__prof_global(what, op, vb, a, vec, KBD_LANES_HELD, file, line);
+        kbd_hw_prof_global(what, op, vb, a, vec, KBD_LANES_HELD, file, line);
     }
     for (int k = 0; k < run; ++k) {
       any = 0;
@@ -137,9 +137,9 @@ static __attribute__((noinline, unused)) void kbd__tile_prof(kbd_tile_shape s, c
       }
       if (!any) continue;
       if (is_smem)
-        kbd__prof_smem(what, op, es, a, act, KBD_LANES_HELD, file, line);
+        kbd_hw_prof_smem(what, op, es, a, act, KBD_LANES_HELD, file, line);
       else
-        kbd__prof_global(what, op, es, a, act, KBD_LANES_HELD, file, line);
+        kbd_hw_prof_global(what, op, es, a, act, KBD_LANES_HELD, file, line);
     }
   }
 }
@@ -164,7 +164,8 @@ KBD_TILE_FN void kbd_tile_move(kbd_tile_shape s, void *frag, char *mem, long lon
     }
   }
 #if KBD_MODE_CPU
-  if (KBD_UNLIKELY(kbd__prof_on())) kbd__tile_prof(s, mem, nrows, ncols, ld, r0, c0, store, is_smem, what, file, line);
+  if (KBD_UNLIKELY(kbd_hw_prof_on()))
+    kbd__tile_prof(s, mem, nrows, ncols, ld, r0, c0, store, is_smem, what, file, line);
   /* Emulator fast path (no GPU counterpart needed: it moves the same bytes). In a ROW tile whose rows hold
    * whole warp runs (cols a multiple of 32*vec), the 32 lanes' chunk j of a warp is one contiguous run of
    * 32*vec elements in one row, so an interior tile is one check and a few memcpys per run instead of

@@ -11,7 +11,8 @@ Rules (docs/adding-a-primitive.md):
            taking the call site last (KBD_SITE_PARAMS); kbd_hw_* is defined nowhere but ptx/ and cpu/
   hw.h     kbd/hw.h includes every ptx/X.h and cpu/X.h that defines a twin
   asm      no inline asm outside ptx/ (cpu/fiber.h, the CPU machine's context switch, is the one exception)
-  api      API headers (kbd/*.h) use no kbd_cpu_* or kbd_ptx_* identifier: they call kbd_hw_*
+  api      API headers (kbd/*.h) use no kbd_cpu_* or kbd_ptx_* identifier, nor the CPU profiler's own kbd__prof_*
+           (its recording points are the kbd_hw_prof_* twins): they call kbd_hw_*
   include  API headers include ptx/ and cpu/ only through kbd/hw.h
 
 The parse is deliberately simple: comments and string literals are blanked, a function definition is
@@ -33,13 +34,14 @@ WHY = {  # printed once under the violations of each rule
             "parameter, and nowhere else",
     "hw.h": "kbd/hw.h, the one switch, includes every twin file",
     "asm": "inline asm lives in ptx/ only (and %s, the CPU context switch)" % ", ".join(sorted(ASM_ALLOWED)),
-    "api": "API headers (kbd/*.h) call only kbd_hw_*; kbd_cpu_* and kbd_ptx_* belong to cpu/ and ptx/",
+    "api": "API headers (kbd/*.h) call only kbd_hw_*; kbd_cpu_*, kbd_ptx_* and the profiler's kbd__prof_* belong to "
+           "cpu/ and ptx/ (profiling: the kbd_hw_prof_* twins)",
     "include": "API headers include ptx/ and cpu/ only through kbd/hw.h",
 }
 
 TWIN_NAME = re.compile(r"\b(kbd_hw_\w+|KBD_HW_\w+)\b")
 ASM = re.compile(r"\b(asm|__asm__|__asm)\b")
-PRIVATE = re.compile(r"\b(kbd_(?:cpu|ptx)_\w*)")
+PRIVATE = re.compile(r"\b(kbd_(?:cpu|ptx)_\w*|kbd__prof_\w*)")
 INCLUDE = re.compile(r'^\s*#\s*include\s*["<](?:kbd/)?((?:cpu|ptx)/[^">]+)[">]')
 DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\()?")
 
@@ -380,6 +382,10 @@ CASES = [
      "api.h:2 uses kbd_cpu_self"),
     ("kbd_ptx_ in an API header", {"api.h": "#define API_X(a) kbd_ptx_thing(a)\n"},
      "api.h:1 uses kbd_ptx_thing"),
+    ("profiler door into cpu/", {"api.h": '#include "hw.h"\n#if KBD_MODE_CPU\n'
+                                          "#define API_P(w, a) if (kbd__prof_on()) kbd__prof_smem(w, 0, 4, a, 0, 32, KBD_SITE)\n"
+                                          "#endif\n"},
+     "api.h:3 uses kbd__prof_on"),
     ("API header includes cpu/", {"api.h": '#include "hw.h"\n#include "cpu/state.h"\n'},
      'api.h:2 includes "cpu/state.h"'),
     ("API header includes <kbd/ptx/>", {"api.h": "#  include <kbd/ptx/fam.h>\n"},

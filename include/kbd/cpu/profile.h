@@ -128,9 +128,9 @@ static inline kbd_profile_site *kbd_cpu_prof_site(kbd_cpu_prof *P, const char *f
   return NULL;
 }
 
-/* For API headers' CPU paths (which name no kbd_cpu_* identifier): is the running launch profiled? One
- * thread-local load; the record calls below fetch the accumulator again. */
-static inline int kbd__prof_on(void) { return kbd_cpu_prof_cur != NULL; }
+/* The recording twins of ptx/profile.h (kbd/hw.h), called by the API headers' moves: is the running launch
+ * profiled? One thread-local load; the record calls below fetch the accumulator again. */
+static inline int kbd_hw_prof_on(void) { return kbd_cpu_prof_cur != NULL; }
 
 /* One warp-wide shared access: lane l at shared pointer addr[l] (host pointers into the CTA's 1024-byte-aligned
  * window: the low bits are the shared address's), active lanes only. */
@@ -202,15 +202,25 @@ static inline void kbd__prof_global(const char *what, int op, int bytes, char *c
  * lanes access the same address (1 sector); in per-lane or elected-lane code the call is one lane's, recorded
  * as a one-lane instruction (the machine runs the lanes one after another there and does not see them
  * together: docs/profiling.md, "Limits"). */
-static inline void kbd__prof_scalar_global(const void *p, int bytes, int op, const char *what, const char *file,
-                                           int line) {
+static inline void kbd_hw_prof_scalar_global(const void *p, int bytes, int op, const char *what, KBD_SITE_PARAMS) {
   if (KBD_LIKELY(!kbd_cpu_prof_cur)) return;
   const kbd_cpu_warp *w = kbd_cpu_cur;
   const int lanes = w && (w->lanes_depth || w->elect_depth) ? 1 : KBD_WARP_SIZE;
   char *a[KBD_WARP_SIZE];
   for (int l = 0; l < lanes; ++l)
     a[l] = (char *)(uintptr_t)p;
-  kbd__prof_global(what, op, bytes, a, NULL, lanes, file, line);
+  kbd__prof_global(what, op, bytes, a, NULL, lanes, KBD_SITE_ARGS);
+}
+
+/* The API headers' twins of the two records above (the machine's own callers, cpu/smatrix.h, use those): one
+ * warp instruction, lane l at addr[l], the active lanes only (NULL: all). */
+static inline void kbd_hw_prof_smem(const char *what, int op, int bytes, char *const *addr, const unsigned char *active,
+                                    int lanes, KBD_SITE_PARAMS) {
+  kbd__prof_smem(what, op, bytes, addr, active, lanes, KBD_SITE_ARGS);
+}
+static inline void kbd_hw_prof_global(const char *what, int op, int bytes, char *const *addr,
+                                      const unsigned char *active, int lanes, KBD_SITE_PARAMS) {
+  kbd__prof_global(what, op, bytes, addr, active, lanes, KBD_SITE_ARGS);
 }
 
 /* Counters from the machine's own operations (TMA, MMA, barriers). */
