@@ -210,19 +210,19 @@ static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, in
   KBD_CHECK(kbd_copy_to_device(db, hb, es * (size_t)(n * k)));
   const int tdt = fp8 ? KBD_TMAP_DT_U8 : KBD_TMAP_DT_BF16;
   kbd_tensor_map_desc d =
-      fp8 ? kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)k, kbd_tma_box_lines_for(gemm_a8),
-                                   kbd_tma_box_inner_for(gemm_a8), KBD_TMAP_SWIZZLE_128B)
-          : kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)k * 2, kbd_tma_box_lines_for(gemm_a_k),
-                                   kbd_tma_box_inner_for(gemm_a_k), KBD_TMAP_SWIZZLE_128B);
+      fp8 ? kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)k, kbd_tma_box_rows_for(gemm_a8),
+                                   kbd_tma_box_cols_for(gemm_a8), KBD_TMAP_SWIZZLE_128B)
+          : kbd_tensor_map_desc_2d(tdt, da, (uint64_t)m, (uint64_t)k, (uint64_t)k * 2, kbd_tma_box_rows_for(gemm_a_k),
+                                   kbd_tma_box_cols_for(gemm_a_k), KBD_TMAP_SWIZZLE_128B);
   KBD_CHECK(kbd_tensor_map_encode(&c->p.a, &d));
   /* B's box is one 64-row half of the B tile (the kernel loads B in halves, multicast across a CTA pair) */
-  d = fp8 ? kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)k, kbd_tma_box_lines_for(gemm_bh8),
-                                   kbd_tma_box_inner_for(gemm_bh8), KBD_TMAP_SWIZZLE_128B)
-          : kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)k * 2, kbd_tma_box_lines_for(gemm_bh_k),
-                                   kbd_tma_box_inner_for(gemm_bh_k), KBD_TMAP_SWIZZLE_128B);
+  d = fp8 ? kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)k, kbd_tma_box_rows_for(gemm_bh8),
+                                   kbd_tma_box_cols_for(gemm_bh8), KBD_TMAP_SWIZZLE_128B)
+          : kbd_tensor_map_desc_2d(tdt, db, (uint64_t)n, (uint64_t)k, (uint64_t)k * 2, kbd_tma_box_rows_for(gemm_bh_k),
+                                   kbd_tma_box_cols_for(gemm_bh_k), KBD_TMAP_SWIZZLE_128B);
   KBD_CHECK(kbd_tensor_map_encode(&c->p.b, &d));
   d = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, d1, (uint64_t)m, (uint64_t)n, (uint64_t)n * 2,
-                             kbd_tma_box_lines_for(gemm_out_bf16), kbd_tma_box_inner_for(gemm_out_bf16),
+                             kbd_tma_box_rows_for(gemm_out_bf16), kbd_tma_box_cols_for(gemm_out_bf16),
                              KBD_TMAP_SWIZZLE_32B);
   KBD_CHECK(kbd_tensor_map_encode(&c->p.d, &d));
   c->p.m = m, c->p.n = n, c->p.k = k, c->p.alpha = 1.0f, c->p.beta = 0.0f, c->p.act = GEMM_ACT_NONE, c->p.d_f32 = 0;

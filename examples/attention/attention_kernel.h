@@ -92,7 +92,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
         kbd_mbarrier_arrive_expect_tx(qfull, ATTN_NC * KBD_STILE_BYTES(q0));
         for (int g = 0; g < ATTN_NC; ++g) {
           ATTN_Q q = KBD_SMEM_PLAN_STILE(ATTN_Q, smem, l.q, g);
-          kbd_tma_load(q, &p.q, qfull, 0, r0 + g * ATTN_WM, bh); /* rows past the head's end load as zeros */
+          kbd_tma_load3d(q, &p.q, qfull, bh, r0 + g * ATTN_WM, 0); /* rows past the head's end load as zeros */
         }
       }
     }
@@ -106,14 +106,14 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
           kbd_mbarrier_wait(&vempty[s], free_parity);
           KBD_ELECT_ONE {
             kbd_mbarrier_arrive_expect_tx(&vfull[s], KBD_STILE_BYTES(v));
-            kbd_tma_load(v, &p.v, &vfull[s], 0, kb * ATTN_KB, bh);
+            kbd_tma_load3d(v, &p.v, &vfull[s], bh, kb * ATTN_KB, 0);
           }
         } else {
           ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, s);
           kbd_mbarrier_wait(&kempty[s], free_parity);
           KBD_ELECT_ONE {
             kbd_mbarrier_arrive_expect_tx(&kfull[s], KBD_STILE_BYTES(k));
-            kbd_tma_load(k, &p.k, &kfull[s], 0, kb * ATTN_KB, bh);
+            kbd_tma_load3d(k, &p.k, &kfull[s], bh, kb * ATTN_KB, 0);
           }
         }
       }

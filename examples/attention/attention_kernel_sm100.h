@@ -105,7 +105,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
             for (int h = 0; h < ATTN_SM / ATTN_QBOX; ++h) {
               const size_t at = l.q + (size_t)t * KBD_STILE_BYTES(q) + (size_t)(ATTN_SM * c + ATTN_QBOX * h) * 128u;
               ATTN_QB box = KBD_SMEM_PLAN_STILE(ATTN_QB, smem, at, 0);
-              kbd_tma_load(box, &p.q, &qfull[t], 64 * c, r0 + ATTN_SM * t + ATTN_QBOX * h, bh); /* past the end: 0 */
+              kbd_tma_load3d(box, &p.q, &qfull[t], bh, r0 + ATTN_SM * t + ATTN_QBOX * h, 64 * c); /* past the end: 0 */
             }
         }
       }
@@ -117,12 +117,12 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
         kbd_mbarrier_wait(&kempty[s], free_parity);
         KBD_ELECT_ONE {
           kbd_mbarrier_arrive_expect_tx(&kfull[s], KBD_STILE_BYTES(k));
-          kbd_tma_load(k, &p.k, &kfull[s], 0, kb * ATTN_KB, bh);
+          kbd_tma_load3d(k, &p.k, &kfull[s], bh, kb * ATTN_KB, 0);
         }
         kbd_mbarrier_wait(&vempty[s], free_parity);
         KBD_ELECT_ONE {
           kbd_mbarrier_arrive_expect_tx(&vfull[s], KBD_STILE_BYTES(v));
-          kbd_tma_load(v, &p.v, &vfull[s], 0, kb * ATTN_KB, bh);
+          kbd_tma_load3d(v, &p.v, &vfull[s], bh, kb * ATTN_KB, 0);
         }
       }
     } else if (kbd_warp_id() == 1) {

@@ -33,7 +33,7 @@ KBD_DEV void cm_load_w(unsigned char *smem, const cm_smem *l, const kbd_tensor_m
   for (int s = (int)rank * per_cta; s < ((int)rank + 1) * per_cta; ++s) {
     /* slice s = rows [s*4, s*4 + 4) of w, at that row of the w tile: the same offset in every CTA */
     cm_wslice slice = KBD_SMEM_PLAN_STILE(cm_wslice, smem, l->w, s);
-    kbd_tma_load_multicast(slice, w, w_full, everyone, c0, s * KBD_ROWS(slice));
+    kbd_tma_load_multicast2d(slice, w, w_full, everyone, s * KBD_ROWS(slice), c0);
   }
 }
 
@@ -41,7 +41,7 @@ KBD_DEV void cm_load_w(unsigned char *smem, const cm_smem *l, const kbd_tensor_m
  * A plain load: x tiles are this CTA's alone. */
 KBD_DEV void cm_load_x(cm_tile in, const kbd_tensor_map *x, kbd_mbarrier *bar, long long t, int c0) {
   kbd_mbarrier_arrive_expect_tx(bar, KBD_STILE_BYTES(in)); /* the whole box, edge tiles included */
-  kbd_tma_load(in, x, bar, c0, (int)(t * CM_TR));
+  kbd_tma_load2d(in, x, bar, (int)(t * CM_TR), c0);
 }
 
 /* part[c] = column c's sum, from the vector kbd_reduce_cols left in every thread. Warp 0 alone writes: a

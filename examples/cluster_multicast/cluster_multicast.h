@@ -76,12 +76,12 @@ static inline long long cm_ld(long long cols) { return (cols + 3) / 4 * 4; }
 /* Host: clusters needed for `cols` columns (one band of CM_TC each). */
 static inline long long cm_bands(long long cols) { return (cols + CM_TC - 1) / CM_TC; }
 
-/* Host: the tensor map of a rows x cols f32 matrix at dev (row pitch ld elements), in boxes of box_lines rows
+/* Host: the tensor map of a rows x cols f32 matrix at dev (row pitch ld elements), in boxes of box_rows rows
  * by one 128-byte line (CM_TC floats). */
 static inline kbd_tensor_map_desc cm_map_desc(const float *dev, long long rows, long long cols, long long ld,
-                                              uint32_t box_lines) {
+                                              uint32_t box_rows) {
   return kbd_tensor_map_desc_2d(KBD_TMAP_DT_F32, dev, (uint64_t)rows, (uint64_t)cols, (uint64_t)ld * sizeof(float),
-                                box_lines, kbd_tma_box_inner_for(cm_tile), KBD_TMAP_SWIZZLE_NONE);
+                                box_rows, kbd_tma_box_cols_for(cm_tile), KBD_TMAP_SWIZZLE_NONE);
 }
 
 KBD_KERNEL_DECL(cm_scale_colsum, cm_params);

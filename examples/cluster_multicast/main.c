@@ -78,9 +78,9 @@ int main(int argc, char **argv) {
   KBD_CHECK(kbd_copy_to_device(dsum, hsum, (size_t)cols * sizeof(float)));
 
   cm_params p;
-  kbd_tensor_map_desc d = cm_map_desc(dx, rows, cols, ld, kbd_tma_box_lines_for(cm_tile));
+  kbd_tensor_map_desc d = cm_map_desc(dx, rows, cols, ld, kbd_tma_box_rows_for(cm_tile));
   KBD_CHECK(kbd_tensor_map_encode(&p.x, &d));
-  d = cm_map_desc(dw, CM_TR, cols, ld, kbd_tma_box_lines_for(cm_wslice));
+  d = cm_map_desc(dw, CM_TR, cols, ld, kbd_tma_box_rows_for(cm_wslice));
   KBD_CHECK(kbd_tensor_map_encode(&p.w, &d));
   p.out = dout;
   p.colsum = dsum;

@@ -92,9 +92,9 @@ KBD_DEV void gemm_chunk_store(gemm_chunk *y, const gemm_params *p, gemm_out_f32 
   if (leader) {
     KBD_ELECT_ONE {
       if (p->d_f32)
-        kbd_tma_store(&p->d, out, (int)c0, (int)r0);
+        kbd_tma_store2d(&p->d, out, (int)r0, (int)c0);
       else
-        kbd_tma_store(&p->d, out16, (int)c0, (int)r0);
+        kbd_tma_store2d(&p->d, out16, (int)r0, (int)c0);
       kbd_bulk_commit_group();
     }
   }

@@ -67,15 +67,15 @@ KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
       const int m0 = (int)(tm * GEMM_PAIR_BM) + GEMM_WM * half, n0 = (int)(tn * GEMM_PAIR_BN) + GEMM_BN * half;
       for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
         const int s = ps.stage;
-        kbd_mbarrier_wait(&empty[s], ps.phase ^ 1u); /* fresh: parity 1 passes */
+        kbd_mbarrier_wait(&empty[s], ps.parity ^ 1u); /* fresh: parity 1 passes */
         KBD_ELECT_ONE {
           gemm_a_k a = KBD_SMEM_PLAN_STILE(gemm_a_k, smem, l.a, s);
           gemm_b_k b = KBD_SMEM_PLAN_STILE(gemm_b_k, smem, l.b, s);
           if (even) kbd_mbarrier_arrive_expect_tx(&full[s], 2 * (KBD_STILE_BYTES(a) + KBD_STILE_BYTES(b)));
-          kbd_tma_load_pair(a, &p.a, &full[s], kt * GEMM_BK, m0);
+          kbd_tma_load_pair2d(a, &p.a, &full[s], m0, kt * GEMM_BK);
           for (int h = 0; h < 2; ++h) {
             gemm_bh_k bh = KBD_STILE_AT(gemm_bh_k, (unsigned char *)b.p + h * KBD_STILE_BYTES(b) / 2);
-            kbd_tma_load_pair(bh, &p.b, &full[s], kt * GEMM_BK, n0 + h * GEMM_BH);
+            kbd_tma_load_pair2d(bh, &p.b, &full[s], n0 + h * GEMM_BH, kt * GEMM_BK);
           }
         }
       }
@@ -93,7 +93,7 @@ KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
         const int s = ps.stage;
         gemm_a_k a = KBD_SMEM_PLAN_STILE(gemm_a_k, smem, l.a, s);
         gemm_b_k b = KBD_SMEM_PLAN_STILE(gemm_b_k, smem, l.b, s);
-        kbd_mbarrier_wait(&full[s], ps.phase);
+        kbd_mbarrier_wait(&full[s], ps.parity);
         kbd_mma_pair_issue(acc, a, b, kt > 0);
         kbd_mma_pair_commit(acc, &empty[s]); /* stage s is free in both CTAs once these MMAs have read it */
       }

@@ -26,7 +26,7 @@ KBD_DEV void gemm_produce(unsigned char *smem, const gemm_smem *l, const gemm_pa
       const int s = ps.stage;
       /* every consumer (MMA warp) of this CTA and its peers released the stage's last fill: its shares go into all
        * of them (a fresh barrier's parity 1 counts as released) */
-      kbd_mbarrier_wait(&empty[s], ps.phase ^ 1u);
+      kbd_mbarrier_wait(&empty[s], ps.parity ^ 1u);
       KBD_ELECT_ONE {
         switch (p->variant) { GEMM_VARIANTS(GEMM__LOAD_CASE) }
       }

@@ -102,9 +102,9 @@ static kbd_status gemm_check(const gemm_args *a) {
 
 /* A 2-D tensor map over rows x cols (cols contiguous) with the box of one shared tile. */
 static kbd_status gemm_map(kbd_tensor_map *m, int dt, const void *p, long long rows, long long cols, long long ld,
-                           int esize, uint32_t box_rows, uint32_t box_inner, int swizzle) {
+                           int esize, uint32_t box_rows, uint32_t box_cols, int swizzle) {
   const kbd_tensor_map_desc d = kbd_tensor_map_desc_2d(dt, p, (uint64_t)rows, (uint64_t)cols, (uint64_t)(ld * esize),
-                                                       box_rows, box_inner, swizzle);
+                                                       box_rows, box_cols, swizzle);
   return kbd_tensor_map_encode(m, &d);
 }
 
@@ -118,31 +118,31 @@ static kbd_status gemm_params_of(const gemm_args *a, gemm_params *pp) {
   kbd_status s;
   /* A: rows of its contiguous dimension, the box one consumer's A slice; B likewise */
   if (a->fp8)
-    s = gemm_map(&p.a, tdt, pa, a->m, k, lda, esz, kbd_tma_box_lines_for(gemm_a8), kbd_tma_box_inner_for(gemm_a8),
+    s = gemm_map(&p.a, tdt, pa, a->m, k, lda, esz, kbd_tma_box_rows_for(gemm_a8), kbd_tma_box_cols_for(gemm_a8),
                  KBD_TMAP_SWIZZLE_128B);
   else if (a->a_col)
-    s = gemm_map(&p.a, tdt, pa, k, a->m, lda, esz, kbd_tma_box_lines_for(gemm_a_mn), kbd_tma_box_inner_for(gemm_a_mn),
+    s = gemm_map(&p.a, tdt, pa, k, a->m, lda, esz, kbd_tma_box_rows_for(gemm_a_mn), kbd_tma_box_cols_for(gemm_a_mn),
                  KBD_TMAP_SWIZZLE_128B);
   else
-    s = gemm_map(&p.a, tdt, pa, a->m, k, lda, esz, kbd_tma_box_lines_for(gemm_a_k), kbd_tma_box_inner_for(gemm_a_k),
+    s = gemm_map(&p.a, tdt, pa, a->m, k, lda, esz, kbd_tma_box_rows_for(gemm_a_k), kbd_tma_box_cols_for(gemm_a_k),
                  KBD_TMAP_SWIZZLE_128B);
   if (!kbd_ok(s)) return s;
   if (a->fp8)
-    s = gemm_map(&p.b, tdt, pb, a->n, k, ldb, esz, kbd_tma_box_lines_for(gemm_bh8), kbd_tma_box_inner_for(gemm_bh8),
+    s = gemm_map(&p.b, tdt, pb, a->n, k, ldb, esz, kbd_tma_box_rows_for(gemm_bh8), kbd_tma_box_cols_for(gemm_bh8),
                  KBD_TMAP_SWIZZLE_128B);
   else if (a->b_col)
-    s = gemm_map(&p.b, tdt, pb, a->n, k, ldb, esz, kbd_tma_box_lines_for(gemm_bh_k), kbd_tma_box_inner_for(gemm_bh_k),
+    s = gemm_map(&p.b, tdt, pb, a->n, k, ldb, esz, kbd_tma_box_rows_for(gemm_bh_k), kbd_tma_box_cols_for(gemm_bh_k),
                  KBD_TMAP_SWIZZLE_128B);
   else
-    s = gemm_map(&p.b, tdt, pb, k, a->n, ldb, esz, kbd_tma_box_lines_for(gemm_bh_mn), kbd_tma_box_inner_for(gemm_bh_mn),
+    s = gemm_map(&p.b, tdt, pb, k, a->n, ldb, esz, kbd_tma_box_rows_for(gemm_bh_mn), kbd_tma_box_cols_for(gemm_bh_mn),
                  KBD_TMAP_SWIZZLE_128B);
   if (!kbd_ok(s)) return s;
   if (a->d_f32)
-    s = gemm_map(&p.d, KBD_TMAP_DT_F32, a->d, a->m, a->n, a->ldd, dsz, kbd_tma_box_lines_for(gemm_out_f32),
-                 kbd_tma_box_inner_for(gemm_out_f32), KBD_TMAP_SWIZZLE_64B);
+    s = gemm_map(&p.d, KBD_TMAP_DT_F32, a->d, a->m, a->n, a->ldd, dsz, kbd_tma_box_rows_for(gemm_out_f32),
+                 kbd_tma_box_cols_for(gemm_out_f32), KBD_TMAP_SWIZZLE_64B);
   else
-    s = gemm_map(&p.d, KBD_TMAP_DT_BF16, a->d, a->m, a->n, a->ldd, dsz, kbd_tma_box_lines_for(gemm_out_bf16),
-                 kbd_tma_box_inner_for(gemm_out_bf16), KBD_TMAP_SWIZZLE_32B);
+    s = gemm_map(&p.d, KBD_TMAP_DT_BF16, a->d, a->m, a->n, a->ldd, dsz, kbd_tma_box_rows_for(gemm_out_bf16),
+                 kbd_tma_box_cols_for(gemm_out_bf16), KBD_TMAP_SWIZZLE_32B);
   if (!kbd_ok(s)) return s;
   p.c = a->beta != 0.0f ? a->c : NULL;
   p.bias = a->bias;

@@ -21,7 +21,7 @@
 KBD_DEV void GEMM_LOAD_STAGE(unsigned char *smem, const gemm_smem *l, int s, const gemm_params *p,
                              const gemm_cluster *cl, int m0, int n0, int kt, kbd_mbarrier *full) {
   const int k0 = kt * KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
-  /* coordinates: innermost (contiguous) dimension first */
+  /* (row, col) in each map: (k0, m or n) for an MN-major tile (the map's rows are K), (m or n, k0) otherwise */
   const int a_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_A_TILE)) == KBD_SMEM_MN_MAJOR;
   const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
   GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, GEMM_CONSUMERS * s);
@@ -32,18 +32,18 @@ KBD_DEV void GEMM_LOAD_STAGE(unsigned char *smem, const gemm_smem *l, int s, con
     GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, GEMM_CONSUMERS * s + g);
     const int mg = m0 + g * GEMM_WM;
     if (cl->cn > 1)
-      kbd_tma_load_multicast(a, &p->a, full, cl->row, a_mn ? mg : k0, a_mn ? k0 : mg);
+      kbd_tma_load_multicast2d(a, &p->a, full, cl->row, a_mn ? k0 : mg, a_mn ? mg : k0);
     else
-      kbd_tma_load(a, &p->a, full, a_mn ? mg : k0, a_mn ? k0 : mg);
+      kbd_tma_load2d(a, &p->a, full, a_mn ? k0 : mg, a_mn ? mg : k0);
   }
   /* B: half h holds columns n0 + h * GEMM_BH, the first or second half of the B tile's bytes */
   for (int h = cl->rm; h < 2; h += cl->cm) {
     GEMM_BH_TILE bh = KBD_STILE_AT(GEMM_BH_TILE, (unsigned char *)b.p + h * KBD_STILE_BYTES(b) / 2);
     const int nh = n0 + h * GEMM_BH;
     if (cl->cm > 1)
-      kbd_tma_load_multicast(bh, &p->b, full, cl->col, b_mn ? nh : k0, b_mn ? k0 : nh);
+      kbd_tma_load_multicast2d(bh, &p->b, full, cl->col, b_mn ? k0 : nh, b_mn ? nh : k0);
     else
-      kbd_tma_load(bh, &p->b, full, b_mn ? nh : k0, b_mn ? k0 : nh);
+      kbd_tma_load2d(bh, &p->b, full, b_mn ? k0 : nh, b_mn ? nh : k0);
   }
 }
 
@@ -75,7 +75,7 @@ KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *
     const int s = ps->stage;
     GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + g);
     GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
-    kbd_mbarrier_wait(&full[s], ps->phase);
+    kbd_mbarrier_wait(&full[s], ps->parity);
     kbd_mma(*acc, a, b, kt > 0);
     /* the previous stage is free in this CTA (and its peers) once its MMAs are done */
     if (kt > 0) kbd_mma_release_at(*acc, empty0 + 8u * (uint32_t)prev, peers);
@@ -106,7 +106,7 @@ KBD_DEV void GEMM_MMA_KLOOP(gemm_acc2 *acc, unsigned char *smem, const gemm_smem
     const int s = ps->stage;
     GEMM_A2_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A2_TILE, smem, l->a, s);
     GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
-    kbd_mbarrier_wait(&full[s], ps->phase);
+    kbd_mbarrier_wait(&full[s], ps->parity);
     /* the commit tracks every MMA this thread issued: it frees the stage once they have read it (in a cluster in
      * this CTA and its peers) */
     kbd_mma_issue_commit_at(*acc, a, b, kt > 0, empty0 + 8u * (uint32_t)s, peers);

@@ -24,7 +24,7 @@ KBD_DEV void gs_epilogue(gs_chunk *y, const gs_params *p, long long r0, long lon
 /* ============================================================================================================== */
 
 /* The producer warp: for each tile and k-step, wait for a free stage and load two 128-row A tiles and the B tile
- * into it; the TMA zero-fills what lies past M, N or K. Coordinates are innermost (K) first. */
+ * into it; the TMA zero-fills what lies past M, N or K. Coordinates are (row, col) of each map: (m or n, k). */
 KBD_DEV void gs_produce(unsigned char *smem, const gs_smem *l, const gs_params *p, kbd_mbarrier *full,
                         kbd_mbarrier *empty, long long tiles_m, long long tiles, int ktiles) {
   int it = 0;
@@ -38,9 +38,9 @@ KBD_DEV void gs_produce(unsigned char *smem, const gs_smem *l, const gs_params *
       kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GS_STAGES) & 1u) ^ 1u); /* fresh: parity 1 passes */
       KBD_ELECT_ONE {
         kbd_mbarrier_arrive_expect_tx(&full[s], 2 * KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b));
-        kbd_tma_load(a0, &p->a, &full[s], kt * GS_BK, m0);
-        kbd_tma_load(a1, &p->a, &full[s], kt * GS_BK, m0 + GS_WM);
-        kbd_tma_load(b, &p->b, &full[s], kt * GS_BK, n0);
+        kbd_tma_load2d(a0, &p->a, &full[s], m0, kt * GS_BK);
+        kbd_tma_load2d(a1, &p->a, &full[s], m0 + GS_WM, kt * GS_BK);
+        kbd_tma_load2d(b, &p->b, &full[s], n0, kt * GS_BK);
       }
     }
   }
@@ -70,7 +70,7 @@ KBD_DEV void gs_epilogue_tile(gs_acc *acc, const gs_params *p, gs_out_tile out, 
     kbd_scope_sync(me);
     if (leader) {
       KBD_ELECT_ONE {
-        kbd_tma_store(&p->d, out, (int)c0, (int)r0);
+        kbd_tma_store2d(&p->d, out, (int)r0, (int)c0);
         kbd_bulk_commit_group();
       }
     }

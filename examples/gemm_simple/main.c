@@ -63,11 +63,11 @@ int main(int argc, char **argv) {
   float *dbias = gs_upload(hbias, sizeof(float) * (size_t)n);
 
   gs_params p;
-  KBD_CHECK(gs_map(&p.a, da, m, k, ldk, kbd_tma_box_lines_for(gs_a_tile), kbd_tma_box_inner_for(gs_a_tile),
+  KBD_CHECK(gs_map(&p.a, da, m, k, ldk, kbd_tma_box_rows_for(gs_a_tile), kbd_tma_box_cols_for(gs_a_tile),
                    KBD_TMAP_SWIZZLE_128B));
-  KBD_CHECK(gs_map(&p.b, db, n, k, ldk, kbd_tma_box_lines_for(gs_b_tile), kbd_tma_box_inner_for(gs_b_tile),
+  KBD_CHECK(gs_map(&p.b, db, n, k, ldk, kbd_tma_box_rows_for(gs_b_tile), kbd_tma_box_cols_for(gs_b_tile),
                    KBD_TMAP_SWIZZLE_128B));
-  KBD_CHECK(gs_map(&p.d, dd, m, n, ldd, kbd_tma_box_lines_for(gs_out_tile), kbd_tma_box_inner_for(gs_out_tile),
+  KBD_CHECK(gs_map(&p.d, dd, m, n, ldd, kbd_tma_box_rows_for(gs_out_tile), kbd_tma_box_cols_for(gs_out_tile),
                    KBD_TMAP_SWIZZLE_32B));
   p.bias = dbias, p.m = m, p.n = n, p.k = k;
   gs_smem l;

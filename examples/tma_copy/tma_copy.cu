@@ -40,14 +40,14 @@ KBD_KERNEL(tc_copy, TC_THREADS, tc_params) {
   if (warp == TC_CONSUMERS) { /* the producer */
     for (long long it = 0; it < mine; ++it) {
       const int s = (int)(it % TC_STAGES);
-      const unsigned phase = (unsigned)(it / TC_STAGES) & 1u;
+      const unsigned parity = (unsigned)(it / TC_STAGES) & 1u;
       const long long t = kbd_block_x() + it * kbd_grid_x();
       tc_tile stage = KBD_SMEM_PLAN_STILE(tc_tile, smem, l.ring, s);
       /* the stage's consumer has released it (a fresh barrier's parity 1 counts as released) */
-      kbd_mbarrier_wait(&empty[s], phase ^ 1u);
+      kbd_mbarrier_wait(&empty[s], parity ^ 1u);
       KBD_ELECT_ONE {
         kbd_mbarrier_arrive_expect_tx(&full[s], KBD_STILE_BYTES(stage));
-        kbd_tma_load(stage, &p.x, &full[s], (int)(t % tiles_c * TC_COLS), (int)(t / tiles_c * TC_ROWS));
+        kbd_tma_load2d(stage, &p.x, &full[s], (int)(t / tiles_c * TC_ROWS), (int)(t % tiles_c * TC_COLS));
       }
     }
     return; /* its last loads complete on full[] without it */
@@ -56,15 +56,15 @@ KBD_KERNEL(tc_copy, TC_THREADS, tc_params) {
   /* consumer warp `warp` */
   for (long long it = warp; it < mine; it += TC_CONSUMERS) {
     const int s = (int)(it % TC_STAGES);
-    const unsigned phase = (unsigned)(it / TC_STAGES) & 1u;
+    const unsigned parity = (unsigned)(it / TC_STAGES) & 1u;
     const long long t = kbd_block_x() + it * kbd_grid_x();
     tc_tile stage = KBD_SMEM_PLAN_STILE(tc_tile, smem, l.ring, s);
-    kbd_mbarrier_wait(&full[s], phase);
+    kbd_mbarrier_wait(&full[s], parity);
     KBD_ELECT_ONE {
       /* No fence.proxy.async: the stage was written by the TMA (async proxy) and is read by the TMA, and no
        * thread wrote it with generic stores - the fence orders generic writes before async-proxy reads, and
        * there are none. The mbarrier wait above orders the load's completion before this issue. */
-      kbd_tma_store(&p.y, stage, (int)(t % tiles_c * TC_COLS), (int)(t / tiles_c * TC_ROWS));
+      kbd_tma_store2d(&p.y, stage, (int)(t / tiles_c * TC_ROWS), (int)(t % tiles_c * TC_COLS));
       kbd_bulk_commit_group();
       /* The TMA reads the stage after the issue returns: only once this thread's group has been read may the
        * producer load the stage again. The global writes may still be in flight; nothing here waits for them. */

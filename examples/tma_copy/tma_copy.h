@@ -64,8 +64,8 @@ KBD_HD long long tc_tiles(long long rows, long long cols) {
 /* Host: the tensor map of a rows x cols row-major matrix at dev, in boxes of tc_tile. */
 static inline kbd_tensor_map_desc tc_map_desc(const tc_elem *dev, long long rows, long long cols) {
   return kbd_tensor_map_desc_2d((kbd_tmap_dtype)KBD_TMAP_DT_OF(TC_CAT(KBD_DT_, TC_DT)), dev, (uint64_t)rows,
-                                (uint64_t)cols, (uint64_t)cols * sizeof(tc_elem), kbd_tma_box_lines_for(tc_tile),
-                                kbd_tma_box_inner_for(tc_tile), KBD_TMAP_SWIZZLE_128B);
+                                (uint64_t)cols, (uint64_t)cols * sizeof(tc_elem), kbd_tma_box_rows_for(tc_tile),
+                                kbd_tma_box_cols_for(tc_tile), KBD_TMAP_SWIZZLE_128B);
 }
 
 KBD_KERNEL_DECL(tc_copy, tc_params);

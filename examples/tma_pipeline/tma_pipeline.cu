@@ -30,13 +30,13 @@ KBD_KERNEL(tp_scale_relu, TP_THREADS, tp_params) {
     int it = 0;
     for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x(), ++it) {
       const int s = it % TP_STAGES;
-      const unsigned phase = (unsigned)(it / TP_STAGES) & 1u;
+      const unsigned parity = (unsigned)(it / TP_STAGES) & 1u;
       tp_tile in = KBD_SMEM_PLAN_STILE(tp_tile, smem, l.in, s);
       /* the consumers released this stage (a fresh barrier's parity 1 counts as released) */
-      kbd_mbarrier_wait(&empty[s], phase ^ 1u);
+      kbd_mbarrier_wait(&empty[s], parity ^ 1u);
       KBD_ELECT_ONE {
         kbd_mbarrier_arrive_expect_tx(&full[s], KBD_STILE_BYTES(in));
-        kbd_tma_load(in, &p.x, &full[s], (int)(t % tiles_c * TP_COLS), (int)(t / tiles_c * TP_ROWS));
+        kbd_tma_load2d(in, &p.x, &full[s], (int)(t / tiles_c * TP_ROWS), (int)(t % tiles_c * TP_COLS));
       }
     }
     return;
@@ -72,7 +72,7 @@ KBD_KERNEL(tp_scale_relu, TP_THREADS, tp_params) {
     kbd_scope_sync(consumers);
     if (kbd_warp_id() == 0) {
       KBD_ELECT_ONE {
-        kbd_tma_store(&p.y, out, (int)(t % tiles_c * TP_COLS), (int)(t / tiles_c * TP_ROWS));
+        kbd_tma_store2d(&p.y, out, (int)(t / tiles_c * TP_ROWS), (int)(t % tiles_c * TP_COLS));
         kbd_bulk_commit_group();
       }
     }

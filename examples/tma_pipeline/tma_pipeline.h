@@ -49,7 +49,7 @@ KBD_HD kbd_smem_plan tp_layout(tp_smem *l) {
 /* Host: the tensor map of a rows x cols row-major bf16 matrix at dev, in boxes of tp_tile. */
 static inline kbd_tensor_map_desc tp_map_desc(const kbd_bf16 *dev, long long rows, long long cols) {
   return kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, dev, (uint64_t)rows, (uint64_t)cols, (uint64_t)cols * 2,
-                                kbd_tma_box_lines_for(tp_tile), kbd_tma_box_inner_for(tp_tile), KBD_TMAP_SWIZZLE_128B);
+                                kbd_tma_box_rows_for(tp_tile), kbd_tma_box_cols_for(tp_tile), KBD_TMAP_SWIZZLE_128B);
 }
 
 KBD_KERNEL_DECL(tp_scale_relu, tp_params);

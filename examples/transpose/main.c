@@ -63,9 +63,9 @@ int main(int argc, char **argv) {
 
   tr_params p;
   kbd_tensor_map_desc d =
-      tr_map_desc(dx, rows, cols, ldx, kbd_tma_box_lines_for(tr_in_tile), kbd_tma_box_inner_for(tr_in_tile));
+      tr_map_desc(dx, rows, cols, ldx, kbd_tma_box_rows_for(tr_in_tile), kbd_tma_box_cols_for(tr_in_tile));
   KBD_CHECK(kbd_tensor_map_encode(&p.x, &d));
-  d = tr_map_desc(dy, cols, rows, ldy, kbd_tma_box_lines_for(tr_out_tile), kbd_tma_box_inner_for(tr_out_tile));
+  d = tr_map_desc(dy, cols, rows, ldy, kbd_tma_box_rows_for(tr_out_tile), kbd_tma_box_cols_for(tr_out_tile));
   KBD_CHECK(kbd_tensor_map_encode(&p.y, &d));
   p.rows = rows;
   p.cols = cols;

@@ -17,7 +17,7 @@ typedef TR_STRIP(TR_DT) tr_strip;
 /* Warp 0's elected lane: announce the bytes on bar and start the TMA load of x's tile t into `in`. */
 KBD_DEV void tr_load(tr_in_tile in, const kbd_tensor_map *x, kbd_mbarrier *bar, long long t, long long tiles_n) {
   kbd_mbarrier_arrive_expect_tx(bar, KBD_STILE_BYTES(in)); /* the whole box, edge tiles included */
-  kbd_tma_load(in, x, bar, (int)(t % tiles_n * TR_TN), (int)(t / tiles_n * TR_TM));
+  kbd_tma_load2d(in, x, bar, (int)(t / tiles_n * TR_TM), (int)(t % tiles_n * TR_TN));
 }
 
 /* out = in^T. Warp w moves strips w, w + TR_WARPS, ...: strip k is y's rows 0..TR_TN-1 by columns
@@ -78,7 +78,7 @@ KBD_KERNEL(tr_transpose, TR_THREADS, tr_params) {
     kbd_sync(); /* out[o] is complete, in[s] read by every warp, the next buffer free */
     if (warp == 0) {
       KBD_ELECT_ONE {
-        kbd_tma_store(&p.y, out, (int)(t / tiles_n * TR_TM), (int)(t % tiles_n * TR_TN)); /* (column, row) of y */
+        kbd_tma_store2d(&p.y, out, (int)(t % tiles_n * TR_TN), (int)(t / tiles_n * TR_TM)); /* (row, col) of y */
         kbd_bulk_commit_group();
         if (it + TR_STAGES < mine) tr_load(in, &p.x, &full[s], t + TR_STAGES * kbd_grid_x(), tiles_n);
       }

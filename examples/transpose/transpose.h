@@ -104,11 +104,11 @@ static inline long long tr_ld(long long cols) {
 }
 
 /* Host: the tensor map of a rows x cols row-major matrix at dev (row pitch ld elements), in boxes of the
- * tile type whose box is box_lines x box_inner. */
+ * tile type whose box is box_rows x box_cols. */
 static inline kbd_tensor_map_desc tr_map_desc(const tr_elem *dev, long long rows, long long cols, long long ld,
-                                              uint32_t box_lines, uint32_t box_inner) {
+                                              uint32_t box_rows, uint32_t box_cols) {
   return kbd_tensor_map_desc_2d((kbd_tmap_dtype)KBD_TMAP_DT_OF(TR_CAT(KBD_DT_, TR_DT)), dev, (uint64_t)rows,
-                                (uint64_t)cols, (uint64_t)ld * sizeof(tr_elem), box_lines, box_inner,
+                                (uint64_t)cols, (uint64_t)ld * sizeof(tr_elem), box_rows, box_cols,
                                 kbd_tmap_swizzle_of(TR_SWIZZLE));
 }
 

@@ -7,7 +7,8 @@
  *   kbd_atomic_add_u64(p, v)         atom.global.add.u64
  *   kbd_atomic_add_f32(p, v)         atom.global.add.f32
  *   KBD_SPIN_UNTIL(cond)             poll until cond holds (a block waiting for another block)
- *   KBD_ONE_LANE(type, var, expr)    evaluate expr once per warp (lane 0) and give every lane the result
+ *   KBD_ELECT_ONE_VALUE(type, var, expr)   declare `type var`: expr evaluated once per warp (lane 0), the
+ *                                    result in every lane - the value form of KBD_ELECT_ONE { }
  *
  * Acquire/release at .gpu scope: a block that publishes data then a flag with st.release, and a block
  * that sees the flag with ld.acquire, sees the data (PTX memory model). Use these for every flag another
@@ -17,12 +18,12 @@
  * Per-thread vs per-warp: loads and stores are idempotent, so warp-uniform code may call them (32 lanes
  * load the same word on the GPU, the warp once on the CPU). Atomics are not: an atomic in plain kernel
  * code would run 32 times on the GPU and once per warp on the CPU, so the CPU machine rejects it
- * (KBD_ERR_ISSUE). Put atomics in KBD_FOR_LANES (one per lane), KBD_ELECT_ONE or KBD_ONE_LANE (one per
- * warp). Polls: an acquire load or atomic that keeps returning the same value is a scheduling point on
+ * (KBD_ERR_ISSUE). Put atomics in KBD_FOR_LANES (one per lane), KBD_ELECT_ONE or KBD_ELECT_ONE_VALUE (one
+ * per warp). Polls: an acquire load or atomic that keeps returning the same value is a scheduling point on
  * the CPU machine, so a hand-written spin is reported as a deadlock when nothing can end it.
  *
  * Progress between blocks: the GPU does not promise that a block waiting for a later block is ever
- * co-resident with it; take block order from an atomic ticket (KBD_ONE_LANE + kbd_atomic_add_u32) so a
+ * co-resident with it; take block order from an atomic ticket (KBD_ELECT_ONE_VALUE + kbd_atomic_add_u32) so a
  * block only ever waits for blocks that started before it. The CPU machine keeps as many blocks in flight as
  * the emulated GPU holds resident (SMs x blocks per SM, docs/cpu-machine.md "Residency"), switching away from a
  * block whose warps all spin, and reports a cross-block deadlock (every running block spins and no flag changes
@@ -49,7 +50,13 @@
     while (!(cond))                                                                                                    \
       kbd_hw_poll_wait(KBD_SITE);                                                                                      \
   } while (0)
-#define KBD_ONE_LANE(type, var, expr) KBD_HW_ONE_LANE(type, var, expr)
+#define KBD_ELECT_ONE_VALUE(type, var, expr) KBD_HW_ONE_LANE(type, var, expr)
+/* Renamed (one elected-lane vocabulary: KBD_ELECT_ONE { } the block, KBD_ELECT_ONE_VALUE the value). The old
+ * name still declares var, so that its later uses add no errors after the one that names the new macro. */
+#define KBD_ONE_LANE(type, var, expr)                                                                                  \
+  KBD_STATIC_ASSERT(0, "kbd: KBD_ONE_LANE(type, var, expr) is gone: call KBD_ELECT_ONE_VALUE(type, var, expr) "        \
+                       "(the value form of KBD_ELECT_ONE { })");                                                       \
+  type var = (type)(0 * sizeof(kbd__renamed_args_(0, expr)))
 /* Plain scalar global accesses that the CPU machine checks (bounds, never-written bytes) and records
  * (written state): *p = v / *p. A raw `p[i] = v` works the same on the GPU but is invisible to the
  * machine, so a later kbd load of those bytes is reported as never written. Per-thread: like any store,

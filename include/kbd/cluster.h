@@ -19,8 +19,8 @@
  *                                          hands back a buffer the thread only READ, after waiting for those
  *                                          reads (kbd_mma_release_mc's stage release); a peer that overwrites a
  *                                          byte this CTA wrote before it is a race (docs/design/read-release.md)
- *   kbd_tma_load_multicast(tile, &map, &bar, mask, x, y, ...)
- *                                          kbd_tma_load into `tile`'s offset of EVERY CTA whose bit is set in
+ *   kbd_tma_load_multicast2d(tile, &map, &bar, mask, row, col)   (1d..5d as kbd_tma_load2d)
+ *                                          kbd_tma_load2d into `tile`'s offset of EVERY CTA whose bit is set in
  *                                          mask (bit r = rank r); each completes the bytes on its own barrier
  *                                          at bar's offset, which must expect them
  *
@@ -76,13 +76,24 @@ KBD_DEV void kbd_tma_load_multicast_(char *dst, uint32_t line_bytes, uint32_t li
     kbd_hw_tma_load_multicast(dst + (size_t)b * line_bytes * lines, line_bytes, lines, swz, map, bar, rank, mask,
                               c0 + (int32_t)(b * box0), c1, c2, c3, c4, KBD_SITE_ARGS);
 }
-#define kbd_tma_load_multicast(tile, map, bar, mask, ...)                                                              \
+#define KBD__TMA_LOAD_MC(tile, map, bar, mask, ...)                                                                    \
   do {                                                                                                                 \
     KBD__IS_STILE(tile);                                                                                               \
-    KBD_STATIC_ASSERT(KBD__TMA_NARG(__VA_ARGS__) >= 1 && KBD__TMA_NARG(__VA_ARGS__) <= 5, KBD__TMA_RANK_RULE);         \
-    kbd_tma_load_multicast_((char *)(tile).p, KBD__TMA_GEOM(tile), (map), (bar), (uint16_t)(mask),                     \
-                            KBD__TMA_NARG(__VA_ARGS__), KBD__TMA_C(__VA_ARGS__), KBD_SITE);                            \
+    kbd_tma_load_multicast_((char *)(tile).p, KBD__TMA_GEOM(tile), (map), (bar), (uint16_t)(mask), __VA_ARGS__,        \
+                            KBD_SITE);                                                                                 \
   } while (0)
+/* Coordinates outermost first, as kbd_tma_load2d (kbd/tma.h reverses them for the hardware). */
+#define kbd_tma_load_multicast1d(tile, map, bar, mask, col) KBD__TMA_LOAD_MC(tile, map, bar, mask, KBD__TMA_REV1(col))
+#define kbd_tma_load_multicast2d(tile, map, bar, mask, row, col)                                                       \
+  KBD__TMA_LOAD_MC(tile, map, bar, mask, KBD__TMA_REV2(row, col))
+#define kbd_tma_load_multicast3d(tile, map, bar, mask, d2, row, col)                                                   \
+  KBD__TMA_LOAD_MC(tile, map, bar, mask, KBD__TMA_REV3(d2, row, col))
+#define kbd_tma_load_multicast4d(tile, map, bar, mask, d3, d2, row, col)                                               \
+  KBD__TMA_LOAD_MC(tile, map, bar, mask, KBD__TMA_REV4(d3, d2, row, col))
+#define kbd_tma_load_multicast5d(tile, map, bar, mask, d4, d3, d2, row, col)                                           \
+  KBD__TMA_LOAD_MC(tile, map, bar, mask, KBD__TMA_REV5(d4, d3, d2, row, col))
+#define kbd_tma_load_multicast(...)                                                                                    \
+  KBD__RENAMED_STMT(KBD__TMA_RENAMED("kbd_tma_load_multicast", "tile, map, bar, mask, "), __VA_ARGS__)
 
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
 #endif /* KBD_CLUSTER_H */

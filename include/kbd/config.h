@@ -80,6 +80,32 @@
 #define KBD_ALIGNOF(t) _Alignof(t)
 #endif
 
+/* A renamed macro keeps its old name only to stop the compiler with a message naming the new one: a statement
+ * (KBD__RENAMED_STMT) or an expression (KBD__RENAMED_EXPR; 0u after the error). The old arguments go to a
+ * never-defined variadic function inside an unevaluated sizeof, so that variables used only there raise no
+ * unused-variable warning after the one error. C++ cannot define a type inside sizeof, hence the immediately
+ * called lambda there (C++17 allows it in constant expressions); C11 takes the static assertion as a member of
+ * an unnamed struct. */
+KBD_EXTERN_C int kbd__renamed_args_(int kbd_n_, ...);
+#define KBD__RENAMED_STMT(msg, ...)                                                                                    \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(0, msg);                                                                                         \
+    (void)sizeof(kbd__renamed_args_(0, __VA_ARGS__));                                                                  \
+  } while (0)
+#ifdef __cplusplus
+#define KBD__RENAMED_EXPR(msg)                                                                                         \
+  ([]() -> unsigned {                                                                                                  \
+    static_assert(0, msg);                                                                                             \
+    return 0u;                                                                                                         \
+  }())
+#else
+#define KBD__RENAMED_EXPR(msg)                                                                                         \
+  (0u * sizeof(struct {                                                                                                \
+     int kbd_renamed_;                                                                                                 \
+     _Static_assert(0, msg);                                                                                           \
+   }))
+#endif
+
 /* KBD_DEV: code that runs inside a kernel (device function on the GPU, plain C in CPU mode).
  * KBD_HD:  pure functions used on both sides (layout, swizzle, conversion math) - ONE definition
  *          for the PTX path and for the emulator. */

@@ -292,7 +292,7 @@ KBD_TILE_FN uint32_t kbd_dev_lookback_(uint64_t *status, long long tile, uint32_
         if (lane == 0) kbd_st_global(&partials[kbd_block_x()], part);                                                  \
       }                                                                                                                \
       /* acq_rel: our partial is visible before the ticket; the last block sees all partials. */                       \
-      KBD_ONE_LANE(uint32_t, done, kbd_atomic_add_acq_rel_u32(&p.ws[1], 1u));                                          \
+      KBD_ELECT_ONE_VALUE(uint32_t, done, kbd_atomic_add_acq_rel_u32(&p.ws[1], 1u));                                   \
       KBD_FOR_LANES(lane) {                                                                                            \
         if (lane == 0) last[0] = done == kbd_grid_x() - 1;                                                             \
       }                                                                                                                \
@@ -315,7 +315,7 @@ KBD_TILE_FN uint32_t kbd_dev_lookback_(uint64_t *status, long long tile, uint32_
     const int fl = KBD_DT_IS_FLOAT(KBD_DT_##tok);                                                                      \
     KBD_SHARED(uint32_t, sh, 2);                                                                                       \
     if (kbd_warp_id() == 0) {                                                                                          \
-      KBD_ONE_LANE(uint32_t, ticket, kbd_atomic_add_u32(&p.ws[0], 1u));                                                \
+      KBD_ELECT_ONE_VALUE(uint32_t, ticket, kbd_atomic_add_u32(&p.ws[0], 1u));                                         \
       KBD_FOR_LANES(lane) {                                                                                            \
         if (lane == 0) sh[0] = ticket;                                                                                 \
       }                                                                                                                \

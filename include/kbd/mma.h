@@ -150,12 +150,16 @@
     char (*kbd_kind_)[KBD_KIND_ACC];                                                                                   \
   }
 #else
-/* sm_100a: lane 0 / first column of its Tensor Memory, its completion barrier and that barrier's phase. */
+/* sm_100a: lane 0 / first column of its Tensor Memory, its completion barrier and the parity of that barrier's
+ * next phase (the old `.phase` spelling fails as kbd_pipe's does, kbd/mbarrier.h). */
 #define KBD_ACC(dt, M, N)                                                                                              \
   struct {                                                                                                             \
     KBD__ACC_CHECKS(dt, M, N);                                                                                         \
     uint32_t taddr;                                                                                                    \
-    uint32_t phase;                                                                                                    \
+    union {                                                                                                            \
+      uint32_t parity;                                                                                                 \
+      struct kbd_phase_is_now_parity phase;                                                                            \
+    };                                                                                                                 \
     uint64_t *bar;                                                                                                     \
     char (*kbd_meta_)[M][N][KBD_WARPGROUP][KBD_ACC_LAYOUT(M)][KBD_DT_##dt];                                            \
     char (*kbd_kind_)[KBD_KIND_ACC];                                                                                   \
@@ -269,7 +273,7 @@ KBD_DEV uint32_t kbd__tmem_base(const kbd_tmem *tm, uint32_t col, KBD_SITE_PARAM
   return tm->addr + col;
 }
 #define kbd_acc_bind(acc, tm, col, done)                                                                               \
-  ((acc).taddr = kbd__tmem_base((tm), (uint32_t)(col), KBD_SITE), (acc).bar = (done), (acc).phase = 0u)
+  ((acc).taddr = kbd__tmem_base((tm), (uint32_t)(col), KBD_SITE), (acc).bar = (done), (acc).parity = 0u)
 #endif
 
 /* The warpgroup's elected thread: lane (elect.sync) of its first warp. tcgen05.commit tracks the MMAs of the
@@ -458,16 +462,16 @@ KBD_DEV void kbd__umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
 }
 /* all of acc's MMAs complete: commit to its barrier, wait for that phase, then order the warpgroup's
  * tcgen05.ld after the wait (ptx-reference 5.8, "MMA -> epilogue") */
-KBD_DEV uint32_t kbd__umma_wait(uint64_t *bar, uint32_t phase, KBD_SITE_PARAMS) {
+KBD_DEV uint32_t kbd__umma_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
   kbd__umma_commit(bar, KBD_SITE_ARGS);
-  kbd_hw_mbar_wait(bar, phase, KBD_SITE_ARGS);
+  kbd_hw_mbar_wait(bar, parity, KBD_SITE_ARGS);
   kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
 #else
   (void)bar;
   KBD_SITE_UNUSED;
 #endif
-  return phase ^ 1u;
+  return parity ^ 1u;
 }
 #define kbd__mma_release_(acc, empty) kbd__umma_commit((empty), KBD_SITE)
 KBD_DEV void kbd__umma_commit_mc(uint64_t *bar, uint32_t mask, KBD_SITE_PARAMS) {
@@ -484,7 +488,7 @@ KBD_DEV void kbd__umma_commit_mc(uint64_t *bar, uint32_t mask, KBD_SITE_PARAMS) 
 /* sm_90a only (their static assertion names the sm_100a calls) */
 #define kbd__mma_release_at_(acc, addr, mask) ((void)(addr), (void)(mask))
 #define kbd__mma_wait_at_(acc, addr, mask) ((void)(addr), (void)(mask))
-#define kbd__mma_wait_(acc) ((acc).phase = kbd__umma_wait((acc).bar, (acc).phase, KBD_SITE))
+#define kbd__mma_wait_(acc) ((acc).parity = kbd__umma_wait((acc).bar, (acc).parity, KBD_SITE))
 
 /* ---- sm_100a: the MMA warp (docs/design/mma-warp.md) --------------------------------------------------------- */
 /* One warp; its elected thread issues. The fence orders the MMAs after what the warp acquired before (the

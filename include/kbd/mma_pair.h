@@ -13,7 +13,8 @@
  * kbd_mma_pair_issue tells the two apart by a's rows (128 or 64); b has N/2 rows in both.
  *
  *   kbd_tmem_alloc_pair(tm, ncols)       one warp in EACH CTA (collective): the same columns in both
- *   kbd_tma_load_pair(tile, map, bar, c...)  a load into this CTA's tile that completes on the EVEN CTA's `bar`
+ *   kbd_tma_load_pair2d(tile, map, bar, row, col)   (1d..5d, coordinates as kbd_tma_load2d) a load into this
+ *                                        CTA's tile that completes on the EVEN CTA's `bar`
  *   kbd_mma_pair_issue(acc, a, b, acc?)  the even CTA's MMA warp: acc this CTA's half of D, a its M/2 x K rows of
  *                                        A, b its N/2 x K rows of B (the shapes above)
  *   kbd_mma_pair_commit(acc, bar)        the same warp: one arrive on `bar` in BOTH CTAs when the MMAs complete
@@ -204,7 +205,7 @@ KBD_TILE_FN void kbd__store2d_folded(kbd_tile_shape s, void *frag, char *mem, lo
                         (long long)(ncols), (long long)(ld), (long long)(r0), (long long)(c0), __FILE__, __LINE__);    \
   } while (0)
 
-/* Per block b of the tile: one box at x + b * box_dims[0], as kbd_tma_load. */
+/* Per block b of the tile: one box at column c0 + b * box_dims[0], as kbd_tma_load2d. */
 KBD_DEV void kbd_tma_load_pair_(char *dst, uint32_t line_bytes, uint32_t lines, int swz, int boxes, uint32_t box0,
                                 const kbd_tensor_map *map, uint64_t *bar, int rank, int32_t c0, int32_t c1, int32_t c2,
                                 int32_t c3, int32_t c4, KBD_SITE_PARAMS) {
@@ -218,14 +219,22 @@ KBD_DEV void kbd_tma_load_pair_(char *dst, uint32_t line_bytes, uint32_t lines, 
   KBD_SITE_UNUSED;
 #endif
 }
-#define kbd_tma_load_pair(tile, map, bar, ...)                                                                         \
+#define KBD__TMA_LOAD_PAIR(tile, map, bar, ...)                                                                        \
   do {                                                                                                                 \
     KBD__IS_STILE(tile);                                                                                               \
     KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                        \
-    KBD_STATIC_ASSERT(KBD__TMA_NARG(__VA_ARGS__) >= 1 && KBD__TMA_NARG(__VA_ARGS__) <= 5, KBD__TMA_RANK_RULE);         \
-    kbd_tma_load_pair_((char *)(tile).p, KBD__TMA_GEOM(tile), (map), (bar), KBD__TMA_NARG(__VA_ARGS__),                \
-                       KBD__TMA_C(__VA_ARGS__), KBD_SITE);                                                             \
+    kbd_tma_load_pair_((char *)(tile).p, KBD__TMA_GEOM(tile), (map), (bar), __VA_ARGS__, KBD_SITE);                    \
   } while (0)
+/* Coordinates outermost first, as kbd_tma_load2d (kbd/tma.h reverses them for the hardware). */
+#define kbd_tma_load_pair1d(tile, map, bar, col) KBD__TMA_LOAD_PAIR(tile, map, bar, KBD__TMA_REV1(col))
+#define kbd_tma_load_pair2d(tile, map, bar, row, col) KBD__TMA_LOAD_PAIR(tile, map, bar, KBD__TMA_REV2(row, col))
+#define kbd_tma_load_pair3d(tile, map, bar, d2, row, col)                                                              \
+  KBD__TMA_LOAD_PAIR(tile, map, bar, KBD__TMA_REV3(d2, row, col))
+#define kbd_tma_load_pair4d(tile, map, bar, d3, d2, row, col)                                                          \
+  KBD__TMA_LOAD_PAIR(tile, map, bar, KBD__TMA_REV4(d3, d2, row, col))
+#define kbd_tma_load_pair5d(tile, map, bar, d4, d3, d2, row, col)                                                      \
+  KBD__TMA_LOAD_PAIR(tile, map, bar, KBD__TMA_REV5(d4, d3, d2, row, col))
+#define kbd_tma_load_pair(...) KBD__RENAMED_STMT(KBD__TMA_RENAMED("kbd_tma_load_pair", "tile, map, bar, "), __VA_ARGS__)
 
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
 #endif /* KBD_MMA_PAIR_H */

@@ -105,7 +105,12 @@ typedef enum kbd_tmap_oob {
 #define KBD_TMAP_STRIDE_LIMIT (UINT64_C(1) << 40) /* global_strides[i] < 2^40 bytes */
 
 /* A 1-5D global tensor and the box one TMA copy moves. Entries at index >= rank (rank - 1 for the strides)
- * are ignored. Index 0 is the innermost (contiguous) dimension: a row-major R x C matrix is dims {C, R}. */
+ * are ignored.
+ * !! THE ARRAYS ARE IN THE HARDWARE'S ORDER, THE REVERSE OF EVERY kbd CALL !! Index 0 is the innermost
+ * (contiguous) dimension: a row-major R x C matrix is global_dims {C, R}, box_dims {box_cols, box_rows}. The
+ * struct mirrors cuTensorMapEncodeTiled for people who fill it by hand; everything else in kbd takes the
+ * outermost first (kbd_tensor_map_desc_2d(..., rows, cols, ...), kbd_tma_load2d(..., row, col): docs/api.md
+ * "Conventions"). */
 typedef struct kbd_tensor_map_desc {
   kbd_tmap_dtype dtype;
   uint32_t rank;               /* 1..5 */
@@ -320,8 +325,9 @@ static inline kbd_status kbd_tensor_map_validate(const kbd_tensor_map_desc *d) {
 
 /* ---- helpers ------------------------------------------------------------------------------------------ */
 
-/* A row-major rows x cols matrix (row pitch in bytes) and a box_rows x box_cols box: element strides 1, no
- * interleave, L2 promotion 128B (what CUTLASS uses for such tiles), zero OOB fill. Not validated here. */
+/* A row-major rows x cols matrix (row pitch in bytes) and a box_rows x box_cols box, outermost first as every
+ * kbd call (the arrays get them reversed): element strides 1, no interleave, L2 promotion 128B (what CUTLASS
+ * uses for such tiles), zero OOB fill. Not validated here. */
 static inline kbd_tensor_map_desc kbd_tensor_map_desc_2d(kbd_tmap_dtype dtype, const void *ptr, uint64_t rows,
                                                          uint64_t cols, uint64_t row_pitch_bytes, uint32_t box_rows,
                                                          uint32_t box_cols, kbd_tmap_swizzle swizzle) {

@@ -355,13 +355,13 @@ KBD_KERNEL(cl_multicast, 64, mc_params) {
       kbd_mbarrier_arrive_expect_tx(&full[0], p.mode == M_EXPECT_SLICE ? (unsigned)rows * MC * 4 : MR * MC * 4);
       if (n == 1) {
         mc_tile t = KBD_STILE_AT(mc_tile, slice);
-        MT_MARK(m_issue_line); kbd_tma_load_multicast(t, &p.x, &full[0], mask, 0, y);
+        MT_MARK(m_issue_line); kbd_tma_load_multicast2d(t, &p.x, &full[0], mask, y, 0);
       } else if (n == 2) {
         mc_half t = KBD_STILE_AT(mc_half, slice);
-        MT_MARK(m_issue_line); kbd_tma_load_multicast(t, &p.x, &full[0], mask, 0, y);
+        MT_MARK(m_issue_line); kbd_tma_load_multicast2d(t, &p.x, &full[0], mask, y, 0);
       } else {
         mc_quarter t = KBD_STILE_AT(mc_quarter, slice);
-        MT_MARK(m_issue_line); kbd_tma_load_multicast(t, &p.x, &full[0], mask, 0, y);
+        MT_MARK(m_issue_line); kbd_tma_load_multicast2d(t, &p.x, &full[0], mask, y, 0);
       }
     }
   }

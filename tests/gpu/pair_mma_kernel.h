@@ -49,8 +49,8 @@ KBD_KERNEL(PM_KERNEL, 256, pm_params) {
         kbd_mbarrier_wait(&empty[s], ((unsigned)(k / 2) & 1u) ^ 1u);
         if (kbd_cta_pair_leader())
           kbd_mbarrier_arrive_expect_tx(&full[s], 2 * (KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b0)));
-        kbd_tma_load_pair(s ? a1 : a0, &p.a, &full[s], k * PM_K, (int)(PM_M * pair + PM_AROWS * half));
-        kbd_tma_load_pair(s ? b1 : b0, &p.b, &full[s], k * PM_K, (int)(64u * half));
+        kbd_tma_load_pair2d(s ? a1 : a0, &p.a, &full[s], (int)(PM_M * pair + PM_AROWS * half), k * PM_K);
+        kbd_tma_load_pair2d(s ? b1 : b0, &p.b, &full[s], (int)(64u * half), k * PM_K);
       }
     }
   } else if (kbd_warp_id() == 1 && kbd_cta_pair_leader()) {

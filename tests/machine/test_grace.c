@@ -299,7 +299,7 @@ KBD_KERNEL(atom_k, 128, atom_params) {
     KBD_FOR_LANES(lane) {
       if (lane == 0) kbd_st_global(&p.part[kbd_block_x()], (float)kbd_block_x());
     }
-    KBD_ONE_LANE(uint32_t, done, kbd_atomic_add_acq_rel_u32(&p.ctr[1], 1u));
+    KBD_ELECT_ONE_VALUE(uint32_t, done, kbd_atomic_add_acq_rel_u32(&p.ctr[1], 1u));
     KBD_FOR_LANES(lane) {
       if (lane == 0) last[0] = done == kbd_grid_x() - 1;
     }

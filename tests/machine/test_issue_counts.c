@@ -14,7 +14,7 @@
 enum {
   IC_ATOMIC_PER_LANE,   /* ok: 32 atomics per warp */
   IC_ATOMIC_ELECTED,    /* ok: 1 atomic per warp */
-  IC_ONE_LANE_TICKET,   /* ok: KBD_ONE_LANE ticket, 1 per warp */
+  IC_ONE_LANE_TICKET,   /* ok: KBD_ELECT_ONE_VALUE ticket, 1 per warp */
   IC_BREAK_THEN_SYNC,   /* ok: leaving KBD_FOR_LANES with break ends the region */
   IC_ATOMIC_UNIFORM,    /* bug: atomic in warp-uniform code */
   IC_SYNC_IN_LANES,     /* bug: kbd_sync inside KBD_FOR_LANES */
@@ -41,7 +41,7 @@ KBD_KERNEL(ic_k, 128, ic_params) {
     KBD_ELECT_ONE { kbd_atomic_add_u32(p.count, 1u); }
     break;
   case IC_ONE_LANE_TICKET: {
-    KBD_ONE_LANE(uint32_t, ticket, kbd_atomic_add_u32(p.count, 1u));
+    KBD_ELECT_ONE_VALUE(uint32_t, ticket, kbd_atomic_add_u32(p.count, 1u));
     (void)ticket;
     break;
   }

@@ -36,7 +36,7 @@ KBD_KERNEL(pj_kernel, 128, pj_params) {
   KBD_ACC(f32, 128, 128) fold; /* M = 128, N = 256: this CTA's 64 x 256 in 128 lanes x 128 columns */
   kbd_acc_bind(fold, tm, 384, bar);
   kbd_tmem_alloc_pair(tm, 512);
-  KBD_ELECT_ONE { kbd_tma_load_pair(a, &p.m, bar, 0, 0); }
+  KBD_ELECT_ONE { kbd_tma_load_pair2d(a, &p.m, bar, 0, 0); }
   if (kbd_cta_pair_leader()) {
     kbd_mma_pair_issue(acc, a, b, p.k);
     kbd_mma_pair_issue(acc8, a8, b8, 0);
@@ -50,33 +50,37 @@ KBD_KERNEL(pj_kernel, 128, pj_params) {
     kbd_store2d_folded(p.d, r, 128, 64, 256, 256, 0, 0);
   }
   kbd_tmem_free_pair(tm, 512);
-#elif KBD_REJECT_CASE == 1 /* sm_90a: no CTA pairs */
+#elif KBD_REJECT_CASE == 1  /* sm_90a: no CTA pairs */
   kbd_mma_pair_issue(acc, a, b, 0);
-#elif KBD_REJECT_CASE == 2 /* sm_90a: the collective alloc names itself too */
+#elif KBD_REJECT_CASE == 2  /* sm_90a: the collective alloc names itself too */
   kbd_tmem_alloc_pair(tm, 256);
-#elif KBD_REJECT_CASE == 3 /* b holds all N rows, not this CTA's N/2 */
+#elif KBD_REJECT_CASE == 3  /* b holds all N rows, not this CTA's N/2 */
   KBD_ACC(f32, 128, 128) acc128;
   kbd_acc_bind(acc128, tm, 0, bar);
   kbd_mma_pair_issue(acc128, a, b, 0);
-#elif KBD_REJECT_CASE == 4 /* a of 64 rows (M = 128) with the M = 256 accumulator of N = 256 columns */
+#elif KBD_REJECT_CASE == 4  /* a of 64 rows (M = 128) with the M = 256 accumulator of N = 256 columns */
   KBD_SHARED_STILE(pj_a64, a64);
   kbd_mma_pair_issue(acc, a64, b, 0);
-#elif KBD_REJECT_CASE == 5 /* 8-bit integers: N in steps of 32 */
+#elif KBD_REJECT_CASE == 5  /* 8-bit integers: N in steps of 32 */
   KBD_SHARED_STILE(pj_a8, a8);
   KBD_SHARED_STILE(pj_b8n48, b8);
   KBD_ACC(i32, 128, 48) acc8;
   kbd_acc_bind(acc8, tm, 256, bar);
   kbd_mma_pair_issue(acc8, a8, b8, 0);
-#elif KBD_REJECT_CASE == 6 /* a column count that tcgen05.alloc refuses */
+#elif KBD_REJECT_CASE == 6  /* a column count that tcgen05.alloc refuses */
   kbd_tmem_alloc_pair(tm, 96);
-#elif KBD_REJECT_CASE == 7 /* M = 128: the folded accumulator has N/2 columns, as many as b has rows (128 here) */
+#elif KBD_REJECT_CASE == 7  /* M = 128: the folded accumulator has N/2 columns, as many as b has rows (128 here) */
   KBD_SHARED_STILE(pj_a64, a64);
   KBD_ACC(f32, 128, 64) fold;
   kbd_acc_bind(fold, tm, 0, bar);
   kbd_mma_pair_issue(fold, a64, b, 0);
-#elif KBD_REJECT_CASE == 8 /* kbd_store2d_folded takes a 128-row TMEM_ACC view of a folded accumulator */
+#elif KBD_REJECT_CASE == 8  /* kbd_store2d_folded takes a 128-row TMEM_ACC view of a folded accumulator */
   KBD_TILE(f32, 128, 32, KBD_WARPGROUP) r;
   kbd_zero(r);
   kbd_store2d_folded(p.d, r, 128, 64, 256, 256, 0, 0);
+#elif KBD_REJECT_CASE == 9  /* the old spelling (hardware order, x first): renamed with the rank, issue 31 item 8 */
+  KBD_ELECT_ONE { kbd_tma_load_pair(a, &p.m, bar, 0, p.k); } /* kbd-coords: keep */
+#elif KBD_REJECT_CASE == 10 /* the accumulator's barrier parity was called .phase */
+  if (acc.phase ^ 1u) kbd_sync(); /* kbd-coords: keep */
 #endif
 }

@@ -82,8 +82,8 @@ KBD_KERNEL(pr_kernel, 256, pr_params) {
                                                          : 2u * (KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b0));
           kbd_mbarrier_arrive_expect_tx(&full[s], bytes);
         }
-        MT_MARK(pr_line_load); kbd_tma_load_pair(s ? a1 : a0, &p.ma, &full[s], k * PK, (int)((pair * (unsigned)p.tiles + (unsigned)t) * 256u + 128u * half));
-        kbd_tma_load_pair(s ? b1 : b0, &p.mb, &full[s], k * PK, (int)(64u * half));
+        MT_MARK(pr_line_load); kbd_tma_load_pair2d(s ? a1 : a0, &p.ma, &full[s], (int)((pair * (unsigned)p.tiles + (unsigned)t) * 256u + 128u * half), k * PK);
+        kbd_tma_load_pair2d(s ? b1 : b0, &p.mb, &full[s], (int)(64u * half), k * PK);
       }
     }
     if (p.brk == PR_FREE_EARLY && half) {

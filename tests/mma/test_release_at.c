@@ -84,10 +84,10 @@ KBD_KERNEL(ra_kernel, 256, ra_params) {
       KBD_ELECT_ONE {
         kbd_mbarrier_arrive_expect_tx(&full[s], KBD_STILE_BYTES(a) + KBD_STILE_BYTES(b)); /* both B halves land */
         /* clang-format off */
-        MT_MARK(ra_line_load_a); kbd_tma_load(a, &p.ma, &full[s], i * RK, (int)(cluster * 128u + rank * 64u));
+        MT_MARK(ra_line_load_a); kbd_tma_load2d(a, &p.ma, &full[s], (int)(cluster * 128u + rank * 64u), i * RK);
         /* clang-format on */
         /* clang-format off */
-        MT_MARK(ra_line_load_b); kbd_tma_load_multicast(bh, &p.mb, &full[s], 3u, i * RK, (int)(rank * (RN / 2u)));
+        MT_MARK(ra_line_load_b); kbd_tma_load_multicast2d(bh, &p.mb, &full[s], 3u, (int)(rank * (RN / 2u)), i * RK);
         /* clang-format on */
       }
     }

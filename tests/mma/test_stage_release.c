@@ -89,8 +89,8 @@ KBD_KERNEL(sr_kernel, 256, sr_params) {
       sr_bh bh = KBD_STILE_AT(sr_bh, (unsigned char *)b.p + rank * KBD_STILE_BYTES(b) / 2u);
       KBD_ELECT_ONE {
         kbd_mbarrier_arrive_expect_tx(&full[s], KBD_STILE_BYTES(a) + KBD_STILE_BYTES(b)); /* both B halves land */
-        MT_MARK(sr_line_load_a); kbd_tma_load(a, &p.ma, &full[s], i * SK, (int)(cluster * 128u + rank * 64u));
-        MT_MARK(sr_line_load_b); kbd_tma_load_multicast(bh, &p.mb, &full[s], 3u, i * SK, (int)(rank * (SN / 2u)));
+        MT_MARK(sr_line_load_a); kbd_tma_load2d(a, &p.ma, &full[s], (int)(cluster * 128u + rank * 64u), i * SK);
+        MT_MARK(sr_line_load_b); kbd_tma_load_multicast2d(bh, &p.mb, &full[s], 3u, (int)(rank * (SN / 2u)), i * SK);
       }
     }
   } else if (kbd_warpgroup_id() == 1) {

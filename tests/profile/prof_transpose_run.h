@@ -20,11 +20,11 @@ long long PROF_TR_RUN(long long rows, long long cols, unsigned grid) {
   if (!kbd_ok(kbd_malloc((void **)&dy, ybytes))) return -1;
   tr_params p;
   kbd_tensor_map_desc d =
-      tr_map_desc(dx, rows, cols, ldx, kbd_tma_box_lines_for(tr_in_tile), kbd_tma_box_inner_for(tr_in_tile));
+      tr_map_desc(dx, rows, cols, ldx, kbd_tma_box_rows_for(tr_in_tile), kbd_tma_box_cols_for(tr_in_tile));
   kbd_status s = kbd_copy_to_device(dx, hx, xbytes);
   if (kbd_ok(s)) s = kbd_copy_to_device(dy, hy, ybytes);
   if (kbd_ok(s)) s = kbd_tensor_map_encode(&p.x, &d);
-  d = tr_map_desc(dy, cols, rows, ldy, kbd_tma_box_lines_for(tr_out_tile), kbd_tma_box_inner_for(tr_out_tile));
+  d = tr_map_desc(dy, cols, rows, ldy, kbd_tma_box_rows_for(tr_out_tile), kbd_tma_box_cols_for(tr_out_tile));
   if (kbd_ok(s)) s = kbd_tensor_map_encode(&p.y, &d);
   p.rows = rows;
   p.cols = cols;

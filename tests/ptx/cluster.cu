@@ -28,7 +28,7 @@ KBD_KERNEL(ptx_cluster, 128, ptx_cl_params) {
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       kbd_mbarrier_arrive_expect_tx(&bar[0], KBD_STILE_BYTES(t));
-      if (rank == 0) kbd_tma_load_multicast(t, &p.a, &bar[0], (1u << n) - 1u, p.x, p.y);
+      if (rank == 0) kbd_tma_load_multicast2d(t, &p.a, &bar[0], (1u << n) - 1u, p.y, p.x);
       unsigned *peer = kbd_cluster_map(slot, (rank + 1) % n);
       kbd_st_shared(&peer[1], rank);
       kbd_mbarrier_arrive_cluster(&bar[0], (rank + 1) % n);

@@ -6,7 +6,9 @@
  * where the address belongs) then fails the check: tests/ptx/order_mutant.sh applies such swaps to a copy of the
  * headers and expects exactly that (ptx_order_mutant_*). One entry per twin: each check block is self-contained.
  * The twins are called directly (not through kbd/tma.h's API): their argument lists are shared with the CPU twins,
- * which the CPU machine tests exercise; only the asm operand order is GPU-only. */
+ * which the CPU machine tests exercise; only the asm operand order is GPU-only. The order_api_* entries go through
+ * the API instead, for the one reversal kbd/tma.h does: kbd_tma_load2d/3d take (.., row, col), outermost first, and
+ * the instruction wants the column first (docs/api.md "Conventions"). */
 #include <kbd/tile.h>
 #include <kbd/tma.h>
 
@@ -56,6 +58,23 @@ OK order_tma_multicast2d(const __grid_constant__ kbd_tensor_map map, unsigned sh
   SDST;
   SBAR;
   kbd_hw_tma_load_multicast(dst_buf, 128, 8, 0, &map, &bar_word, 2, mask, c0, c1, 0, 0, 0, OS);
+}
+
+/* ---- the API's coordinate order (outermost first in the call, innermost first in the instruction) ---- */
+typedef KBD_STILE(bf16, 8, 64, KBD_SWIZZLE_128B) order_api_tile; /* one box: one instruction */
+OK order_api_tma_load2d(const __grid_constant__ kbd_tensor_map map, int row, int col) {
+  KBD_SHARED_STILE(order_api_tile, t);
+  SBAR;
+  kbd_tma_load2d(t, &map, &bar_word, row, col);
+}
+OK order_api_tma_load3d(const __grid_constant__ kbd_tensor_map map, int d2, int row, int col) {
+  KBD_SHARED_STILE(order_api_tile, t);
+  SBAR;
+  kbd_tma_load3d(t, &map, &bar_word, d2, row, col);
+}
+OK order_api_tma_store2d(const __grid_constant__ kbd_tensor_map map, int row, int col) {
+  KBD_SHARED_STILE(order_api_tile, t);
+  kbd_tma_store2d(&map, t, row, col);
 }
 
 /* ---- mbarrier ---- */

@@ -31,18 +31,18 @@ KBD_KERNEL(ptx_tma, 128, ptx_tma_params) {
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       kbd_mbarrier_arrive_expect_tx(&bar[0], KBD_STILE_BYTES(t) + KBD_STILE_BYTES(t3));
-      kbd_tma_load(t, &p.a, &bar[0], p.x, p.y);
-      kbd_tma_load(t3, &p.v, &bar[0], p.x, p.y, p.z);
-      kbd_tma_prefetch(&p.a, t, p.x + 128, p.y);
+      kbd_tma_load2d(t, &p.a, &bar[0], p.y, p.x);
+      kbd_tma_load3d(t3, &p.v, &bar[0], p.z, p.y, p.x);
+      kbd_tma_prefetch2d(&p.a, t, p.y, p.x + 128);
     }
   }
   kbd_mbarrier_wait(&bar[0], 0);
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
-      kbd_tma_store(&p.c, t, p.x, p.y);
-      kbd_tma_reduce_add(&p.c, t, p.x, p.y);
-      kbd_tma_reduce_min(&p.c, t, p.x, p.y);
-      kbd_tma_reduce_max(&p.c, t, p.x, p.y);
+      kbd_tma_store2d(&p.c, t, p.y, p.x);
+      kbd_tma_reduce_add2d(&p.c, t, p.y, p.x);
+      kbd_tma_reduce_min2d(&p.c, t, p.y, p.x);
+      kbd_tma_reduce_max2d(&p.c, t, p.y, p.x);
       kbd_bulk_store(p.out, t3.p, 1024);
       kbd_bulk_commit_group();
       kbd_bulk_wait_group_read(1);

@@ -32,9 +32,9 @@ KBD_KERNEL(ptx_tma_ranks, 128, ptx_rk_params) {
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       kbd_mbarrier_arrive_expect_tx(&bar[0], KBD_STILE_BYTES(r) + KBD_STILE_BYTES(t4) + KBD_STILE_BYTES(t5));
-      kbd_tma_load(r, &p.m1, &bar[0], p.c[0]);
-      kbd_tma_load(t4, &p.m4, &bar[0], p.c[0], p.c[1], p.c[2], p.c[3]);
-      kbd_tma_load(t5, &p.m5, &bar[0], p.c[0], p.c[1], p.c[2], p.c[3], p.c[4]);
+      kbd_tma_load1d(r, &p.m1, &bar[0], p.c[0]);
+      kbd_tma_load4d(t4, &p.m4, &bar[0], p.c[3], p.c[2], p.c[1], p.c[0]);
+      kbd_tma_load5d(t5, &p.m5, &bar[0], p.c[4], p.c[3], p.c[2], p.c[1], p.c[0]);
     }
   }
   kbd_mbarrier_wait(&bar[0], 0);

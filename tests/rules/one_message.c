@@ -45,8 +45,8 @@ KBD_KERNEL(msg_kernel, 128, msg_params) {
   kbd_stile_store(s, t);
   kbd_stile_load(u, s);
   kbd_stile_store_at(s, r, 0, 0);
-  kbd_tma_store(&p.map, s, 0, 0);
-  kbd_tma_reduce_add(&p.map, s, 0, 0);
+  kbd_tma_store2d(&p.map, s, 0, 0);
+  kbd_tma_reduce_add2d(&p.map, s, 0, 0);
   kbd_reduce(x, t, KBD_RED_SUM);
   kbd_warp_reduce(x, lanes, KBD_RED_MAX);
   kbd_fill(t, x);
@@ -71,9 +71,9 @@ KBD_KERNEL(msg_kernel, 128, msg_params) {
 #elif KBD_MSG_CASE == 5
   kbd_stile_store_at(r, s, 0, 0);
 #elif KBD_MSG_CASE == 6
-  kbd_tma_store(s, &p.map, 0, 0);
+  kbd_tma_store2d(s, &p.map, 0, 0);
 #elif KBD_MSG_CASE == 7
-  kbd_tma_reduce_add(s, &p.map, 0, 0);
+  kbd_tma_reduce_add2d(s, &p.map, 0, 0);
 #elif KBD_MSG_CASE == 8
   /* a load's destination, the register tile, comes first too */
   kbd_stile_load(s, t);
@@ -121,7 +121,7 @@ KBD_KERNEL(msg_kernel, 128, msg_params) {
 #elif KBD_MSG_CASE == 26
   kbd_reduce(x, s, KBD_RED_SUM);
 #elif KBD_MSG_CASE == 27
-  kbd_tma_store(&p.map, t, 0, 0);
+  kbd_tma_store2d(&p.map, t, 0, 0);
 #elif KBD_MSG_CASE == 28
   kbd_stile_store(s, u);
   /* the destination is a shared tile */

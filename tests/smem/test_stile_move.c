@@ -700,7 +700,7 @@ KBD_KERNEL(tma_mv_kernel, 128, tma_mv_params) {
   if (w == 0) {
     KBD_ELECT_ONE {
       kbd_mbarrier_arrive_expect_tx(&bar[0], KBD_STILE_BYTES(t));
-      kbd_tma_load(t, &p.map, &bar[0], 0, 0);
+      kbd_tma_load2d(t, &p.map, &bar[0], 0, 0);
     }
   }
   KBD_TILE_L(bf16, 16, 64, KBD_WARP, KBD_LAYOUT_MMA_A) a;

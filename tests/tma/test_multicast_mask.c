@@ -59,7 +59,7 @@ KBD_KERNEL(mm_multicast_k, 64, mm_params) {
   if (kbd_warp_id() == 0) {
     KBD_ELECT_ONE {
       if (p.receives[rank]) kbd_mbarrier_arrive_expect_tx(&full[0], MELEMS * 4);
-      if (p.mask[rank]) kbd_tma_load_multicast(t, &p.x, &full[0], p.mask[rank], 0, (int)rank * MROWS);
+      if (p.mask[rank]) kbd_tma_load_multicast2d(t, &p.x, &full[0], p.mask[rank], (int)rank * MROWS, 0);
     }
   }
   if (p.receives[rank]) kbd_mbarrier_wait(&full[0], 0);

@@ -48,7 +48,7 @@ static float sg_value(int g, int i) { return (float)(g * 1000 + i); }
 #define SG_ISSUE(t, g)                                                                                                 \
   do {                                                                                                                 \
     if (p.tma)                                                                                                         \
-      kbd_tma_store(&p.map, t, 0, 8 * ((g)-1));                                                                        \
+      kbd_tma_store2d(&p.map, t, 8 * ((g)-1), 0);                                                                        \
     else                                                                                                               \
       kbd_bulk_store(p.dst + (size_t)((g)-1) * ELEMS, (t).p, ELEMS * sizeof(float));                                   \
   } while (0)

@@ -63,7 +63,7 @@ static int tl_line;
     }
 
 /* One kernel per tile type: the modes above. 128 threads (4 warps); warp 0 issues. */
-#define TMA_KERNEL(name, type, ...)                                                                                         \
+#define TMA_KERNEL(name, type, rank, ...)                                                                                   \
   KBD_KERNEL(name, 128, tma_params) {                                                                                  \
     KBD_SHARED_STILE(type, t);                                                                                         \
     KBD_SHARED_ALIGNED(kbd_mbarrier, bar, 1, 8);                                                                       \
@@ -77,7 +77,7 @@ static int tl_line;
       if (p.mode == T_STORE_NO_FENCE || p.mode == T_STORE_FENCED || p.mode == T_STORE_NO_BARRIER) {                    \
         if (w == 0) {                                                                                                  \
           KBD_ELECT_ONE {                                                                                              \
-            MT_MARK(tl_line); kbd_tma_store(&p.omap, t, p.x, p.y);                                                     \
+            MT_MARK(tl_line); kbd_tma_store2d(&p.omap, t, p.y, p.x);                                                     \
             kbd_bulk_commit_group();                                                                                   \
             kbd_bulk_wait_group(0);                                                                                    \
           }                                                                                                            \
@@ -85,7 +85,7 @@ static int tl_line;
       } else if (p.mode == T_STORE_OVERWRITE || p.mode == T_STORE_NO_WAIT || p.mode == T_STORE_NEGATIVE) {             \
         if (w == 0) {                                                                                                  \
           KBD_ELECT_ONE {                                                                                              \
-            MT_MARK(tl_line); kbd_tma_store(&p.omap, t, p.mode == T_STORE_NEGATIVE ? -1 : p.x, p.y);                   \
+            MT_MARK(tl_line); kbd_tma_store2d(&p.omap, t, p.y, p.mode == T_STORE_NEGATIVE ? -1 : p.x);                   \
             kbd_bulk_commit_group();                                                                                   \
             if (p.mode == T_STORE_OVERWRITE) kbd_st_shared((unsigned char *)t.p + 5, (unsigned char)1);                \
             if (p.mode != T_STORE_NO_WAIT) kbd_bulk_wait_group(0);                                                     \
@@ -97,11 +97,11 @@ static int tl_line;
     if (w == 0 && p.mode != T_UNIFORM_ISSUE) {                                                                         \
       KBD_ELECT_ONE {                                                                                                  \
         kbd_mbarrier_arrive_expect_tx(&bar[0], KBD_STILE_BYTES(t));                                                    \
-        kbd_tma_load(t, &p.map, &bar[0], __VA_ARGS__);                                                               \
+        kbd_tma_load##rank(t, &p.map, &bar[0], __VA_ARGS__);                                                             \
       }                                                                                                                \
     }                                                                                                                  \
     if (w == 0 && p.mode == T_UNIFORM_ISSUE) {                                                                         \
-      MT_MARK(tl_line); kbd_tma_load(t, &p.map, &bar[0], __VA_ARGS__);                                               \
+      MT_MARK(tl_line); kbd_tma_load##rank(t, &p.map, &bar[0], __VA_ARGS__);                                             \
     }                                                                                                                  \
     if (p.mode == T_READ_EARLY && w == 1) {                                                                            \
       MT_MARK(tl_line); (void)kbd_ld_shared((const unsigned char *)t.p);                                               \
@@ -111,10 +111,10 @@ static int tl_line;
       TMA_DUMP(t);                                                                                                     \
     } else if (w == 0 && p.mode >= T_ROUNDTRIP && p.mode <= T_REDUCE_MAX) {                                           \
       KBD_ELECT_ONE {                                                                                                  \
-        if (p.mode == T_ROUNDTRIP) kbd_tma_store(&p.omap, t, __VA_ARGS__);                                           \
-        if (p.mode == T_REDUCE_ADD) kbd_tma_reduce_add(&p.omap, t, __VA_ARGS__);                                     \
-        if (p.mode == T_REDUCE_MIN) kbd_tma_reduce_min(&p.omap, t, __VA_ARGS__);                                     \
-        if (p.mode == T_REDUCE_MAX) kbd_tma_reduce_max(&p.omap, t, __VA_ARGS__);                                     \
+        if (p.mode == T_ROUNDTRIP) kbd_tma_store##rank(&p.omap, t, __VA_ARGS__);                                         \
+        if (p.mode == T_REDUCE_ADD) kbd_tma_reduce_add##rank(&p.omap, t, __VA_ARGS__);                                   \
+        if (p.mode == T_REDUCE_MIN) kbd_tma_reduce_min##rank(&p.omap, t, __VA_ARGS__);                                   \
+        if (p.mode == T_REDUCE_MAX) kbd_tma_reduce_max##rank(&p.omap, t, __VA_ARGS__);                                   \
         kbd_bulk_commit_group();                                                                                       \
         kbd_bulk_wait_group(0);                                                                                        \
       }                                                                                                                \
@@ -142,15 +142,15 @@ typedef KBD_STILE(e4m3, 32, 256, KBD_SWIZZLE_128B) ty_g;     /* 1-byte elements,
 typedef KBD_STILE(f32, 8, 32, KBD_SWIZZLE_NONE) ty_h;        /* 3D / element-stride boxes */
 typedef KBD_STILE(i32, 8, 32, KBD_SWIZZLE_NONE) ty_i;        /* integer reductions */
 
-TMA_KERNEL(k_a, ty_a, p.x, p.y)
-TMA_KERNEL(k_b, ty_b, p.x, p.y)
-TMA_KERNEL(k_c, ty_c, p.x, p.y)
-TMA_KERNEL(k_d, ty_d, p.x, p.y)
-TMA_KERNEL(k_e, ty_e, p.x, p.y)
-TMA_KERNEL(k_f, ty_f, p.x, p.y)
-TMA_KERNEL(k_g, ty_g, p.x, p.y)
-TMA_KERNEL(k_h, ty_h, p.x, p.y, p.z)
-TMA_KERNEL(k_i, ty_i, p.x, p.y)
+TMA_KERNEL(k_a, ty_a, 2d, p.y, p.x)
+TMA_KERNEL(k_b, ty_b, 2d, p.y, p.x)
+TMA_KERNEL(k_c, ty_c, 2d, p.y, p.x)
+TMA_KERNEL(k_d, ty_d, 2d, p.y, p.x)
+TMA_KERNEL(k_e, ty_e, 2d, p.y, p.x)
+TMA_KERNEL(k_f, ty_f, 2d, p.y, p.x)
+TMA_KERNEL(k_g, ty_g, 2d, p.y, p.x)
+TMA_KERNEL(k_h, ty_h, 3d, p.z, p.y, p.x)
+TMA_KERNEL(k_i, ty_i, 2d, p.y, p.x)
 
 typedef kbd_status (*tma_kernel)(kbd_launch_cfg, tma_params);
 

@@ -52,13 +52,13 @@ KBD_KERNEL(pipe_k, (MAXC + 1) * 32, pipe_params) {
     kbd_pipe ps = kbd_pipe_start(p.stages);
     for (int it = 0; it < NTILES; ++it, kbd_pipe_advance(&ps)) {
       ring_tile t = KBD_STILE_AT(ring_tile, ring_mem + ps.stage * TR * TC * 4);
-      MT_MARK(pl_line); kbd_mbarrier_wait(&empty[ps.stage], ps.phase ^ 1u);
+      MT_MARK(pl_line); kbd_mbarrier_wait(&empty[ps.stage], ps.parity ^ 1u);
       KBD_ELECT_ONE {
         if (p.mode == P_NO_EXPECT)
           kbd_mbarrier_arrive(&full[ps.stage]);
         else
           kbd_mbarrier_arrive_expect_tx(&full[ps.stage], KBD_STILE_BYTES(t) + (p.mode == P_EXPECT_MORE ? 16 : 0));
-        kbd_tma_load(t, &p.x, &full[ps.stage], 0, it * TR);
+        kbd_tma_load2d(t, &p.x, &full[ps.stage], it * TR, 0);
       }
     }
     return;
@@ -75,9 +75,9 @@ KBD_KERNEL(pipe_k, (MAXC + 1) * 32, pipe_params) {
       MT_MARK(pl_line); (void)kbd_ld_shared(kbd_stile_ptr(t, 0, 0));
     }
     if (p.mode == P_WRONG_PARITY) {
-      MT_MARK(pl_line); kbd_mbarrier_wait(&full[ps.stage], ps.phase ^ 1u);
+      MT_MARK(pl_line); kbd_mbarrier_wait(&full[ps.stage], ps.parity ^ 1u);
     } else {
-      kbd_mbarrier_wait(&full[ps.stage], ps.phase);
+      kbd_mbarrier_wait(&full[ps.stage], ps.parity);
     }
     float sum = 0.0f;
     for (int r = w; r < TR; r += p.consumers)

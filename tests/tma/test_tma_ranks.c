@@ -1,8 +1,9 @@
 /* test_tma_ranks.c - TMA loads of 1-D, 4-D and 5-D boxes on the CPU machine (kbd/tma.h, kbd/cpu/tma.h).
  *
  * test_tma.c covers 2-D and 3-D boxes; this file covers the other ranks the PTX spellings have (1d, 4d, 5d).
- * For every case (tile type x tensor map) a kernel loads one tile with kbd_tma_load(tile, &map, &bar, c0,
- * .., c{rank-1}), waits, and copies out (a) the tile's shared bytes in address order and (b) its elements
+ * For every case (tile type x tensor map) a kernel loads one tile with kbd_tma_load<rank>d(tile, &map, &bar,
+ * c{rank-1}, .., c0) (outermost first), waits, and copies out (a) the tile's shared bytes in address order and (b)
+ * its elements
  * in (r, c) order read through kbd_stile_ptr. Both are compared with an image computed HERE from the
  * coordinates alone, never through the code under test:
  *   box element (i0, i1, .., i4), i0 fastest, along dimension i >= 1 ceil(box_dims[i] / element_strides[i])
@@ -46,7 +47,7 @@ typedef struct {
 enum { M_LOAD, M_TX_MORE, M_TX_LESS }; /* expect-tx of the tile's bytes, 16 more, 16 fewer */
 
 /* One kernel per tile type; the coordinate list gives the rank. 128 threads; warp 0 issues. */
-#define RK_KERNEL(name, type, ...)                                                                                     \
+#define RK_KERNEL(name, type, rank, ...)                                                                                   \
   KBD_KERNEL(name, 128, rk_params) {                                                                                   \
     KBD_SHARED_STILE(type, t);                                                                                         \
     KBD_SHARED_ALIGNED(kbd_mbarrier, bar, 1, 8);                                                                       \
@@ -60,7 +61,7 @@ enum { M_LOAD, M_TX_MORE, M_TX_LESS }; /* expect-tx of the tile's bytes, 16 more
       KBD_ELECT_ONE {                                                                                                  \
         const uint32_t want = (uint32_t)nb + (p.mode == M_TX_MORE ? 16u : 0u) - (p.mode == M_TX_LESS ? 16u : 0u);      \
         kbd_mbarrier_arrive_expect_tx(&bar[0], want);                                                                  \
-        kbd_tma_load(t, &p.map, &bar[0], __VA_ARGS__);                                                                 \
+        kbd_tma_load##rank(t, &p.map, &bar[0], __VA_ARGS__);                                                           \
       }                                                                                                                \
     }                                                                                                                  \
     kbd_mbarrier_wait(&bar[0], 0);                                                                                     \
@@ -92,25 +93,26 @@ typedef KBD_STILE(f32, 16, 32, KBD_SWIZZLE_64B) ty_5b;       /* 2 boxes */
 typedef KBD_STILE(bf16, 32, 64, KBD_SWIZZLE_128B) ty_5c;
 typedef KBD_STILE_MN(bf16, 64, 16, KBD_SWIZZLE_128B) ty_5d;
 
+/* p.c[] is in the tensor map's order (c[0] the innermost dimension); the calls take the outermost first */
 #define C1 p.c[0]
-#define C4 p.c[0], p.c[1], p.c[2], p.c[3]
-#define C5 p.c[0], p.c[1], p.c[2], p.c[3], p.c[4]
-RK_KERNEL(k_1f, ty_1f, C1)
-RK_KERNEL(k_1h, ty_1h, C1)
-RK_KERNEL(k_1m, ty_1m, C1)
-RK_KERNEL(k_4n, ty_4n, C4)
-RK_KERNEL(k_4a, ty_4a, C4)
-RK_KERNEL(k_4b, ty_4b, C4)
-RK_KERNEL(k_4c, ty_4c, C4)
-RK_KERNEL(k_4d, ty_4d, C4)
-RK_KERNEL(k_4e, ty_4e, C4)
-RK_KERNEL(k_5n, ty_5n, C5)
-RK_KERNEL(k_5a, ty_5a, C5)
-RK_KERNEL(k_5b, ty_5b, C5)
-RK_KERNEL(k_5c, ty_5c, C5)
-RK_KERNEL(k_5d, ty_5d, C5)
+#define C4 p.c[3], p.c[2], p.c[1], p.c[0]
+#define C5 p.c[4], p.c[3], p.c[2], p.c[1], p.c[0]
+RK_KERNEL(k_1f, ty_1f, 1d, C1)
+RK_KERNEL(k_1h, ty_1h, 1d, C1)
+RK_KERNEL(k_1m, ty_1m, 1d, C1)
+RK_KERNEL(k_4n, ty_4n, 4d, C4)
+RK_KERNEL(k_4a, ty_4a, 4d, C4)
+RK_KERNEL(k_4b, ty_4b, 4d, C4)
+RK_KERNEL(k_4c, ty_4c, 4d, C4)
+RK_KERNEL(k_4d, ty_4d, 4d, C4)
+RK_KERNEL(k_4e, ty_4e, 4d, C4)
+RK_KERNEL(k_5n, ty_5n, 5d, C5)
+RK_KERNEL(k_5a, ty_5a, 5d, C5)
+RK_KERNEL(k_5b, ty_5b, 5d, C5)
+RK_KERNEL(k_5c, ty_5c, 5d, C5)
+RK_KERNEL(k_5d, ty_5d, 5d, C5)
 /* the 5-D tile with only 4 coordinates: a rank mismatch the machine must report */
-RK_KERNEL(k_5c_4, ty_5c, C4)
+RK_KERNEL(k_5c_4, ty_5c, 4d, C4)
 
 typedef kbd_status (*rk_kernel)(kbd_launch_cfg, rk_params);
 

@@ -5,7 +5,7 @@
  * Issue counts: atomics are per-thread operations. On the GPU each lane that executes one issues it, so
  * an atomic in warp-uniform code runs 32 times; here warp-uniform code runs once. An atomic must
  * therefore sit in per-lane code (KBD_FOR_LANES: 32 issues on both) or elected-lane code (KBD_ELECT_ONE
- * / KBD_ONE_LANE: 1 issue on both); anywhere else it is a KBD_ERR_ISSUE fault.
+ * / KBD_ELECT_ONE_VALUE: 1 issue on both); anywhere else it is a KBD_ERR_ISSUE fault.
  * Races on global memory (kbd/cpu/grace.h): these accesses are atomics, never part of a race; the release forms
  * publish what the warp knows on the flag and the acquire forms take it, under one lock with the memory operation.
  * Relaxed atomics order nothing.
@@ -42,7 +42,7 @@ static inline void kbd_cpu_per_thread(const char *what, KBD_SITE_PARAMS) {
   if (KBD_UNLIKELY(!w->lanes_depth && !w->elect_depth))
     kbd_cpu_fault(KBD_ERR_ISSUE, KBD_SITE_ARGS,
                   "%s in warp-uniform code: on the GPU every lane issues it (32 per warp), here the warp issues it "
-                  "once. Put it in KBD_FOR_LANES (one per lane) or KBD_ELECT_ONE / KBD_ONE_LANE (one per warp)",
+                  "once. Put it in KBD_FOR_LANES (one per lane) or KBD_ELECT_ONE / KBD_ELECT_ONE_VALUE (one per warp)",
                   what);
 }
 
