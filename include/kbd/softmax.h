@@ -22,8 +22,9 @@
  * block with a larger max multiplies everything so far by exp(scale (m_{j-1} - m_j)) - the sum here, the
  * output accumulator with kbd_softmax_rescale - and the final division by the sum gives the softmax of all
  * blocks, read once. Each element costs one FFMA and one EX2: p = exp2(s * c - m * c), c = scale log2 e, as fast
- * attention kernels compute it, while every row of the warp has |m * c| < 256 (the error bound is at KBD_SOFTMAX_FMA_MAX below); a warp with a larger shift takes the exact (s - m) * c (an FADD more), so
- * huge scores never overflow. The rescale is always exact: an unchanged max rescales by exactly 1.
+ * attention kernels compute it, while every row of the warp has |m * c| < 256 (the error bound is at
+ * KBD_SOFTMAX_FMA_MAX below); a warp with a larger shift takes the exact (s - m) * c (an FADD more), so huge scores
+ * never overflow. The rescale is always exact: an unchanged max rescales by exactly 1.
  *
  * Tiles: s and p are f32 tiles of one shape in any layout a row reduction takes (ROW, WGMMA_ACC, MMA_C,
  * TMEM_ACC: kbd/reduce_tile.h); the row max and sum are kbd_reduce_rows, so their cost and barriers are its
@@ -118,34 +119,47 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
   } while (0)
 
 /* lazy: a literal 0 or 1 (0 compiles to the eager update exactly); slack: the lazy update's integer constant */
+/* The part of an update both forms share: the checks, c = scale log2 e (kbd_sl2_), the block's row max (kbd_sbm_),
+ * each row's new max, rescale, shift (kbd_sms_) and FFMA term (kbd_smc_), whether every row of the lane allows the
+ * FFMA form (kbd_sfa_) and the row plan (kbd_sup_): declarations in the caller's block. */
+#define KBD__SM_STATS(p, st, s, scale, lazy, slack, name)                                                              \
+  KBD__SM_F32(s, name);                                                                                                \
+  KBD__SM_F32(p, name);                                                                                                \
+  KBD__SAME_SHAPE(p, s);                                                                                               \
+  KBD__RT_MATCH((st).row_max, s, KBD__RT_ROWS);                                                                        \
+  const float kbd_sl2_ = (float)(scale)*KBD_SOFTMAX_LOG2E;                                                             \
+  KBD_ROWVEC(f32, s) kbd_sbm_; /* this block's row max */                                                              \
+  kbd_reduce_rows(kbd_sbm_, s, KBD_RED_MAX);                                                                           \
+  float kbd_sms_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)];                                                             \
+  float kbd_smc_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)]; /* shift * sl2: the FFMA form's row term */                 \
+  int kbd_sfa_[KBD_LANES_HELD];                            /* every row of the lane allows the FFMA form */            \
+  for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                      \
+    kbd_sfa_[kbd_sul_] = 1;                                                                                            \
+    KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_) {                                \
+      const float kbd_so_ = (st).row_max.v[kbd_sul_][kbd_suk_];                                                        \
+      const float kbd_sn_ =                                                                                            \
+          (lazy) ? kbd_softmax_lazy_max_(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_], kbd_sl2_, (float)(slack))            \
+                 : kbd_fmax_ptx(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_]);                                              \
+      (st).row_scale.v[kbd_sul_][kbd_suk_] = kbd_softmax_rescale_of_(kbd_so_, kbd_sn_, kbd_sl2_);                      \
+      (st).row_max.v[kbd_sul_][kbd_suk_] = kbd_sn_;                                                                    \
+      kbd_sms_[kbd_sul_][kbd_suk_] = kbd_softmax_shift_(kbd_sn_);                                                      \
+      kbd_smc_[kbd_sul_][kbd_suk_] = kbd_sms_[kbd_sul_][kbd_suk_] * kbd_sl2_;                                          \
+      if (!(fabsf(kbd_smc_[kbd_sul_][kbd_suk_]) < KBD_SOFTMAX_FMA_MAX)) kbd_sfa_[kbd_sul_] = 0;                        \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  const kbd_rt_plan kbd_sup_ = KBD__T_PLAN(s, KBD__RT_ROWS);
+/* sum = sum * rescale + this block's row sums (kbd_sbs_) */
+#define KBD__SM_SUM_UPDATE(st)                                                                                         \
+  for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                      \
+    KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_)(st)                              \
+        .row_sum.v[kbd_sul_][kbd_suk_] = fmaf((st).row_sum.v[kbd_sul_][kbd_suk_],                                      \
+                                              (st).row_scale.v[kbd_sul_][kbd_suk_], kbd_sbs_.v[kbd_sul_][kbd_suk_]);   \
+  }
+
 #define KBD__SM_UPDATE(p, st, s, scale, lazy, slack, name)                                                             \
   do {                                                                                                                 \
-    KBD__SM_F32(s, name);                                                                                              \
-    KBD__SM_F32(p, name);                                                                                              \
-    KBD__SAME_SHAPE(p, s);                                                                                             \
-    KBD__RT_MATCH((st).row_max, s, KBD__RT_ROWS);                                                                      \
-    const float kbd_sl2_ = (float)(scale)*KBD_SOFTMAX_LOG2E;                                                           \
-    KBD_ROWVEC(f32, s) kbd_sbm_; /* this block's row max */                                                            \
-    kbd_reduce_rows(kbd_sbm_, s, KBD_RED_MAX);                                                                         \
-    float kbd_sms_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)];                                                           \
-    float kbd_smc_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)]; /* shift * sl2: the FFMA form's row term */             \
-    int kbd_sfa_[KBD_LANES_HELD];                            /* every row of the lane allows the FFMA form */      \
-    for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
-      kbd_sfa_[kbd_sul_] = 1;                                                                                          \
-      KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_) {                              \
-        const float kbd_so_ = (st).row_max.v[kbd_sul_][kbd_suk_];                                                      \
-        const float kbd_sn_ =                                                                                          \
-            (lazy) ? kbd_softmax_lazy_max_(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_], kbd_sl2_, (float)(slack))          \
-                   : kbd_fmax_ptx(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_]);                                            \
-        (st).row_scale.v[kbd_sul_][kbd_suk_] = kbd_softmax_rescale_of_(kbd_so_, kbd_sn_, kbd_sl2_);                    \
-        (st).row_max.v[kbd_sul_][kbd_suk_] = kbd_sn_;                                                                  \
-        kbd_sms_[kbd_sul_][kbd_suk_] = kbd_softmax_shift_(kbd_sn_);                                                    \
-        kbd_smc_[kbd_sul_][kbd_suk_] = kbd_sms_[kbd_sul_][kbd_suk_] * kbd_sl2_;                                        \
-        if (!(fabsf(kbd_smc_[kbd_sul_][kbd_suk_]) < KBD_SOFTMAX_FMA_MAX)) kbd_sfa_[kbd_sul_] = 0;                      \
-      }                                                                                                                \
-    }                                                                                                                  \
-    const kbd_rt_plan kbd_sup_ = KBD__T_PLAN(s, KBD__RT_ROWS);                                                         \
-    if (kbd_hw_vote_all(kbd_sfa_, KBD_SITE)) { /* the warp's choice: one branch, the same for all its lanes */      \
+    KBD__SM_STATS(p, st, s, scale, lazy, slack, name);                                                                 \
+    if (kbd_hw_vote_all(kbd_sfa_, KBD_SITE)) { /* the warp's choice: one branch, the same for all its lanes */         \
       for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                  \
         KBD_UNROLL for (int kbd_sui_ = 0; kbd_sui_ < KBD_NPT(s); ++kbd_sui_)(p).v[kbd_sul_][kbd_sui_] =                \
             kbd_softmax_exp_fma_((s).v[kbd_sul_][kbd_sui_], kbd_sl2_,                                                  \
@@ -160,11 +174,7 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
     }                                                                                                                  \
     KBD_ROWVEC(f32, s) kbd_sbs_; /* this block's row sums */                                                           \
     kbd_reduce_rows(kbd_sbs_, p, KBD_RED_SUM);                                                                         \
-    for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
-      KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_)(st)                            \
-          .row_sum.v[kbd_sul_][kbd_suk_] = fmaf((st).row_sum.v[kbd_sul_][kbd_suk_],                                    \
-                                                (st).row_scale.v[kbd_sul_][kbd_suk_], kbd_sbs_.v[kbd_sul_][kbd_suk_]); \
-    }                                                                                                                  \
+    KBD__SM_SUM_UPDATE(st);                                                                                            \
   } while (0)
 
 #define kbd_softmax_update(p, st, s, scale) KBD__SM_UPDATE(p, st, s, scale, 0, 0, "kbd_softmax_update")
@@ -338,30 +348,7 @@ KBD_HD void kbd_softmax_exp2_pair_(float y[2], const float e[2], int poly0, int 
 /* KBD__SM_UPDATE's lazy path with the exponential loop above and the row sums above (the rest is the same code) */
 #define KBD__SM_UPDATE_POLY(p, st, s, scale, slack, share, name)                                                       \
   do {                                                                                                                 \
-    KBD__SM_F32(s, name);                                                                                              \
-    KBD__SM_F32(p, name);                                                                                              \
-    KBD__SAME_SHAPE(p, s);                                                                                             \
-    KBD__RT_MATCH((st).row_max, s, KBD__RT_ROWS);                                                                      \
-    const float kbd_sl2_ = (float)(scale)*KBD_SOFTMAX_LOG2E;                                                           \
-    KBD_ROWVEC(f32, s) kbd_sbm_;                                                                                       \
-    kbd_reduce_rows(kbd_sbm_, s, KBD_RED_MAX);                                                                         \
-    float kbd_sms_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)];                                                           \
-    float kbd_smc_[KBD_LANES_HELD][KBD_VEC_SLOTS(kbd_sbm_)];                                                           \
-    int kbd_sfa_[KBD_LANES_HELD];                                                                                      \
-    for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
-      kbd_sfa_[kbd_sul_] = 1;                                                                                          \
-      KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_) {                              \
-        const float kbd_so_ = (st).row_max.v[kbd_sul_][kbd_suk_];                                                      \
-        const float kbd_sn_ =                                                                                          \
-            kbd_softmax_lazy_max_(kbd_so_, kbd_sbm_.v[kbd_sul_][kbd_suk_], kbd_sl2_, (float)(slack));                  \
-        (st).row_scale.v[kbd_sul_][kbd_suk_] = kbd_softmax_rescale_of_(kbd_so_, kbd_sn_, kbd_sl2_);                    \
-        (st).row_max.v[kbd_sul_][kbd_suk_] = kbd_sn_;                                                                  \
-        kbd_sms_[kbd_sul_][kbd_suk_] = kbd_softmax_shift_(kbd_sn_);                                                    \
-        kbd_smc_[kbd_sul_][kbd_suk_] = kbd_sms_[kbd_sul_][kbd_suk_] * kbd_sl2_;                                        \
-        if (!(fabsf(kbd_smc_[kbd_sul_][kbd_suk_]) < KBD_SOFTMAX_FMA_MAX)) kbd_sfa_[kbd_sul_] = 0;                      \
-      }                                                                                                                \
-    }                                                                                                                  \
-    const kbd_rt_plan kbd_sup_ = KBD__T_PLAN(s, KBD__RT_ROWS);                                                         \
+    KBD__SM_STATS(p, st, s, scale, 1, slack, name);                                                                    \
     if (kbd_hw_vote_all(kbd_sfa_, KBD_SITE)) {                                                                         \
       for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                  \
         KBD__SM_POLY_EXP_LANE(p, s, kbd_sul_, kbd_sup_, share, KBD__SM_POLY_E_FMA)                                     \
@@ -376,11 +363,7 @@ KBD_HD void kbd_softmax_exp2_pair_(float y[2], const float e[2], int poly0, int 
       KBD__SM_POLY_ROWSUM_TMEM(kbd_sbs_, p);                                                                           \
     else                                                                                                               \
       kbd_reduce_rows(kbd_sbs_, p, KBD_RED_SUM);                                                                       \
-    for (int kbd_sul_ = 0; kbd_sul_ < KBD_LANES_HELD; ++kbd_sul_) {                                                    \
-      KBD_UNROLL for (int kbd_suk_ = 0; kbd_suk_ < KBD_VEC_SLOTS(kbd_sbm_); ++kbd_suk_)(st)                            \
-          .row_sum.v[kbd_sul_][kbd_suk_] = fmaf((st).row_sum.v[kbd_sul_][kbd_suk_],                                    \
-                                                (st).row_scale.v[kbd_sul_][kbd_suk_], kbd_sbs_.v[kbd_sul_][kbd_suk_]); \
-    }                                                                                                                  \
+    KBD__SM_SUM_UPDATE(st);                                                                                            \
   } while (0)
 
 #define kbd_softmax_update_lazy_poly(p, st, s, scale, slack, share)                                                    \
