@@ -2,6 +2,8 @@
 #
 #   cmake -DCOMPILER=<path> -DSOURCE=<file> [-DFLAGS="<flags, space separated>"] -DEXPECT=<regex>
 #         -P KbdExpectCompileFail.cmake
+#   cmake -DCOMPILER=<path> -DSOURCE=<file> [-DFLAGS="..."] -DEXPECT=<regex> -DMAX_ERRORS=<n>
+#         -P KbdExpectCompileFail.cmake
 #   cmake -DCOMPILER=<path> -DSOURCE=<file> [-DFLAGS="..."] -DEXPECT_SUCCESS=ON -P KbdExpectCompileFail.cmake
 #
 # Runs COMPILER in syntax-only mode on SOURCE with FLAGS:
@@ -12,6 +14,10 @@
 #   - the compile succeeds, or
 #   - no *error* line of the compiler's output matches EXPECT: an unrelated error (a missing include, a
 #     typo in the case) or a mere warning does not count as the expected rejection.
+# MAX_ERRORS=<n> (one message per mistake, issue 31 item 9) is stricter: the FIRST error line must match EXPECT and
+# the output may hold at most <n> error lines. An error line is then one with "error:" in it: gcc, g++ and clang
+# write "file:line:col: error: ...", nvcc "file(line): error: ...", and each diagnostic has exactly one (clang's
+# "fatal error: too many errors emitted" counts too; nvcc's closing "N errors detected" has no colon).
 # EXPECT_SUCCESS=ON turns it into a positive control: the compile must succeed. Give it the same
 # include path as the negative cases, so that a broken setup cannot make every negative case "pass".
 # FLAGS is split like a shell command line (separate_arguments UNIX_COMMAND).
@@ -24,6 +30,9 @@ foreach(v COMPILER SOURCE)
 endforeach()
 if(NOT EXPECT_SUCCESS AND (NOT DEFINED EXPECT OR "${EXPECT}" STREQUAL ""))
   message(FATAL_ERROR "KbdExpectCompileFail: -DEXPECT=<regex> (or -DEXPECT_SUCCESS=ON) is required")
+endif()
+if(DEFINED MAX_ERRORS AND NOT MAX_ERRORS MATCHES "^[1-9][0-9]*$")
+  message(FATAL_ERROR "KbdExpectCompileFail: -DMAX_ERRORS=${MAX_ERRORS}: give the number of error lines allowed (>= 1)")
 endif()
 if(NOT EXISTS "${SOURCE}")
   message(FATAL_ERROR "KbdExpectCompileFail: SOURCE ${SOURCE} does not exist")
@@ -66,6 +75,27 @@ endif()
 # Look for the expectation on the compiler's error lines only. `;` would split the CMake list.
 string(REPLACE ";" "," flat "${log}")
 string(REPLACE "\n" ";" lines "${flat}")
+if(DEFINED MAX_ERRORS)
+  set(first "")
+  set(count 0)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "error:")
+      math(EXPR count "${count} + 1")
+      if(count EQUAL 1)
+        set(first "${line}")
+      endif()
+    endif()
+  endforeach()
+  if(NOT first MATCHES "${EXPECT}")
+    message(FATAL_ERROR "KbdExpectCompileFail: the first error line does not match /${EXPECT}/:\n${first}")
+  endif()
+  if(count GREATER MAX_ERRORS)
+    message(FATAL_ERROR
+              "KbdExpectCompileFail: ${count} error lines, at most ${MAX_ERRORS} allowed: the rule must be the only error")
+  endif()
+  message("OK: ${count} error line(s) (at most ${MAX_ERRORS}), the first: ${first}")
+  return()
+endif()
 set(found "")
 foreach(line IN LISTS lines)
   if(line MATCHES "[Ee]rror" AND line MATCHES "${EXPECT}")

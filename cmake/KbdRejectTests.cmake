@@ -17,10 +17,11 @@
 #   -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror). Negative cases are compiled WITHOUT -Werror: a rule that
 #   only warns is not enforced for a user who builds without it, so a warning must not count as a rejection.
 #
-# kbd_reject_test(<test> <compiler> <flags> <case | ""> <regex | "">)
+# kbd_reject_test(<test> <compiler> <flags> <case | ""> <regex | ""> [MAX_ERRORS <n>])
 #   one test with an explicit compiler (a path) and flags (one string, split like a shell command line): for the
 #   cases the tags do not cover. An empty <case> adds no -DKBD_REJECT_CASE (a case file that selects its case from
-#   a macro in <flags>, e.g. -DCASE_xor_f32).
+#   a macro in <flags>, e.g. -DCASE_xor_f32). MAX_ERRORS: one message per mistake - the regex must match the FIRST
+#   error line and the compiler may print at most <n> error lines (tests/rules, rules_msg_*).
 cmake_minimum_required(VERSION 3.22)
 
 find_program(KBD_CLANG NAMES clang clang-18 clang-17 clang-16 clang-15 clang-14)
@@ -32,13 +33,20 @@ set(KBD_REJECT_WERROR_CU "-Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror"
 set(_kbd_reject_script ${CMAKE_CURRENT_LIST_DIR}/KbdExpectCompileFail.cmake)
 
 function(kbd_reject_test name compiler flags case expect)
+  cmake_parse_arguments(PARSE_ARGV 5 R "" "MAX_ERRORS" "")
   if(NOT KBD_REJECT_SOURCE)
     message(FATAL_ERROR "kbd_reject_test(${name}): set KBD_REJECT_SOURCE to the case file first")
+  endif()
+  if(R_UNPARSED_ARGUMENTS OR (DEFINED R_MAX_ERRORS AND expect STREQUAL ""))
+    message(FATAL_ERROR "kbd_reject_test(${name}): after <case> <regex> only MAX_ERRORS <n>, and only with a regex")
   endif()
   if(expect STREQUAL "")
     set(mode -DEXPECT_SUCCESS=ON)
   else()
     set(mode "-DEXPECT=${expect}")
+  endif()
+  if(DEFINED R_MAX_ERRORS)
+    list(APPEND mode -DMAX_ERRORS=${R_MAX_ERRORS})
   endif()
   if(NOT case STREQUAL "")
     string(APPEND flags " -DKBD_REJECT_CASE=${case}")

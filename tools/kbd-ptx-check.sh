@@ -4,9 +4,9 @@
 #   tools/kbd-ptx-check.sh [--cuobjdump PATH] <kernel.cu> <arch, e.g. 90a> <checkfile> [extra nvcc flags...]
 #   <prefix>/bin/kbd-ptx-check ...      (the same script, installed with the CMake package)
 #
-# 1. nvcc -ptx and nvcc -cubin -Xptxas -v with the project's flags (-gencode arch=compute_<arch>,code=sm_<arch>
-#    -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -I<kbd headers>, then the extra flags; the
-#    -ptx step leaves out -maxrregcount, see below).
+# 1. ONE nvcc -cubin -Xptxas -v -keep with the project's flags (-gencode arch=compute_<arch>,code=sm_<arch>
+#    -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -I<kbd headers>, then the extra flags): the cubin, the
+#    ptxas log and, kept from the same run, the PTX that ptxas assembled (front end, cicc and ptxas run once).
 # 2. ptxas must report 0 bytes stack frame, 0 bytes spill stores and 0 bytes spill loads for every function,
 #    and print no warning and no (Cnnnn) advisory. nvcc 13.0 prints the wgmma serialization advisories
 #    (C7510 ..., C7514 accumulator read, C7520 divergent WG.AR: a printf in the region gives C7520) as
@@ -26,7 +26,7 @@
 #
 # Environment: NVCC (default: PATH, then /usr/local/cuda/bin/nvcc), KBD_FILECHECK (default: FileCheck or
 # FileCheck-NN on PATH), KBD_CUOBJDUMP, KBD_INCLUDE_DIR, KBD_PTX_OUT (keep the .ptx, .cubin, .sass and
-# ptxas log there; default: a temporary directory).
+# nvcc/ptxas log there; default: a temporary directory).
 #
 # Exit status, first failure found (every failure is reported): 0 pass; 2 usage, missing tool or compile
 # error; 3 register spills; 4 stack frame without spills (local arrays, calls); 5 compiler/ptxas warning or
@@ -128,27 +128,28 @@ find_cuobjdump() {
   done
 }
 
-# ---- 1. compile --------------------------------------------------------------------------------------
-# -maxrregcount does not change the PTX, but with -ptx nvcc 13.0 runs a ptxas pass for compute_XX that warns
-# "Too big maxrregcount value specified" (an error under -Werror): the PTX step goes without it.
-ptx_flags=()
-skip=0
-for f in "${flags[@]}"; do
-  if [ $skip = 1 ]; then skip=0; continue; fi
-  case $f in
-  -maxrregcount | --maxrregcount) skip=1 ;;
-  -maxrregcount=* | --maxrregcount=*) ;;
-  *) ptx_flags+=("$f") ;;
-  esac
-done
-"$nvcc" "${ptx_flags[@]}" -ptx "$src" -o "$stem.ptx" >"$stem.ptx.log" 2>&1
-ptx_rc=$?
-"$nvcc" "${flags[@]}" -cubin -Xptxas -v "$src" -o "$stem.cubin" >"$stem.ptxas.log" 2>&1
+# ---- 1. compile, once -----------------------------------------------------------------------------------
+# The PTX to check is the one this cubin was assembled from: -keep leaves cicc's output (<name>.ptx, beside the
+# front end's intermediates) in a directory of this run's own, so the source goes through the front end and cicc
+# once, not a second time for a separate -ptx compile (a third of the checks' time). The intermediates (a
+# preprocessed source of a few MB) are deleted; the PTX is kept as <stem>.ptx. A stale PTX or cubin of an earlier
+# run in KBD_PTX_OUT must not outlive a failed compile (the PTX order mutants read a control's kept PTX).
+keep="$stem.keep"
+rm -rf "$keep" "$stem.ptx" "$stem.cubin" && mkdir -p "$keep" || die "cannot create $keep"
+"$nvcc" "${flags[@]}" -cubin -Xptxas -v -keep -keep-dir "$keep" "$src" -o "$stem.cubin" >"$stem.ptxas.log" 2>&1
 cubin_rc=$?
+mapfile -t kept < <(shopt -s nullglob; for f in "$keep"/*.ptx; do echo "$f"; done)
+if [ $cubin_rc -eq 0 ] && [ ${#kept[@]} -ne 1 ]; then
+  echo "$me: nvcc -keep left ${#kept[@]} PTX files in $keep (one -gencode target expected): ${kept[*]}" >&2
+  cubin_rc=2
+elif [ ${#kept[@]} -eq 1 ]; then
+  mv -f "${kept[0]}" "$stem.ptx"
+fi
+rm -rf "$keep"
 
 # ---- 2. warnings and advisories (checked first: with -Werror a warning is also a compile error) --------
 # -Werror all-warnings turns front-end warnings into "error #177-D:" and host ones into "[-Werror=...]".
-warn=$(cat "$stem.ptx.log" "$stem.ptxas.log" | grep -iE 'warning|\(C[0-9]{4}\)|#[0-9]+-D:|\[-Werror' | sort -u)
+warn=$(grep -iE 'warning|\(C[0-9]{4}\)|#[0-9]+-D:|\[-Werror' "$stem.ptxas.log" | sort -u)
 if [ -n "$warn" ]; then
   if grep -qE 'C75[0-9][0-9]|wgmma[^ ]* instructions are serialized' <<<"$warn"; then
     fail 5 "ptxas serializes wgmma (C75xx): the warpgroup MMA pipeline is broken (a call, an accumulator" \
@@ -158,9 +159,9 @@ if [ -n "$warn" ]; then
   fi
   while IFS= read -r l; do echo "    $l"; done <<<"$warn" >&2
 fi
-if [ $ptx_rc -ne 0 ] || [ $cubin_rc -ne 0 ]; then
-  echo "$me: compile failed (nvcc -ptx: $ptx_rc, nvcc -cubin: $cubin_rc); nvcc output:" >&2
-  cat "$stem.ptx.log" "$stem.ptxas.log" | sort -u | sed 's/^/    /' >&2
+if [ $cubin_rc -ne 0 ]; then
+  echo "$me: compile failed (nvcc -cubin: $cubin_rc); nvcc output:" >&2
+  sed 's/^/    /' "$stem.ptxas.log" >&2
   [ "$status" -ne 0 ] || status=2
   exit "$status"
 fi

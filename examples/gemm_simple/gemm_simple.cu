@@ -24,18 +24,19 @@ KBD_DEV void gs_epilogue(gs_chunk *y, const gs_params *p, long long r0, long lon
 /* ============================================================================================================== */
 
 /* The producer warp: for each tile and k-step, wait for a free stage and load two 128-row A tiles and the B tile
- * into it; the TMA zero-fills what lies past M, N or K. Coordinates are (row, col) of each map: (m or n, k). */
+ * into it; the TMA zero-fills what lies past M, N or K. Coordinates are (row, col) of each map: (m or n, k). The ring
+ * position is a kbd_pipe (stage, parity), as in the consumers: a counter's % and / cost 8 instructions a k-step. */
 KBD_DEV void gs_produce(unsigned char *smem, const gs_smem *l, const gs_params *p, kbd_mbarrier *full,
                         kbd_mbarrier *empty, long long tiles_m, long long tiles, int ktiles) {
-  int it = 0;
+  kbd_pipe ps = kbd_pipe_start(GS_STAGES);
   for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
     const int m0 = (int)(t % tiles_m * GS_BM), n0 = (int)(t / tiles_m * GS_BN);
-    for (int kt = 0; kt < ktiles; ++kt, ++it) {
-      const int s = it % GS_STAGES;
+    for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+      const int s = ps.stage;
       gs_a_tile a0 = KBD_SMEM_PLAN_STILE(gs_a_tile, smem, l->a, 2 * s);
       gs_a_tile a1 = KBD_SMEM_PLAN_STILE(gs_a_tile, smem, l->a, 2 * s + 1);
       gs_b_tile b = KBD_SMEM_PLAN_STILE(gs_b_tile, smem, l->b, s);
-      kbd_mbarrier_wait(&empty[s], ((unsigned)(it / GS_STAGES) & 1u) ^ 1u); /* fresh: parity 1 passes */
+      kbd_mbarrier_wait(&empty[s], ps.parity ^ 1u); /* fresh: parity 1 passes */
       KBD_ELECT_ONE {
         kbd_mbarrier_arrive_expect_tx(&full[s], 2 * KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b));
         kbd_tma_load2d(a0, &p->a, &full[s], m0, kt * GS_BK);
@@ -95,7 +96,7 @@ KBD_KERNEL(gemm_simple, GS_THREADS, gs_params) {
     KBD_ELECT_ONE {
       for (int s = 0; s < GS_STAGES; ++s) {
         kbd_mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
-        /* sm_90a: one kbd_mma_release per consumer warpgroup; sm_100a: the MMA warp's commit */
+        /* sm_90a: one release arrive per consumer warpgroup; sm_100a: the MMA warp's commit */
         kbd_mbarrier_init(&empty[s], KBD_MMA_ARCH == 90 ? 2 : 1);
       }
       for (int b = 0; b < GS_ACC_BUFS; ++b) {
@@ -120,17 +121,24 @@ KBD_KERNEL(gemm_simple, GS_THREADS, gs_params) {
   } else {
     kbd_setmaxnreg_inc(232);                 /* room for the 128 accumulator registers per thread */
     kbd_acc_bind(acc, tmem, 0, &accfull[0]); /* sm_90a: registers, so this only resets its release state */
-    int it = 0;
+    /* The stage barriers as one 32-bit shared base plus 8 x stage: a kbd_mbarrier pointer is a 64-bit generic
+     * address that ptxas rebuilt and null-tested every k-step (docs/gemm.md, "Why the loop looks like this"). */
+    const uint32_t empty0 = kbd_mbarrier_addr(empty);
+    kbd_pipe ps = kbd_pipe_start(GS_STAGES);
     for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
-        const int s = it % GS_STAGES;
+      int prev = 0; /* the stage of the previous k-step */
+      for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+        const int s = ps.stage;
         gs_a_tile a = KBD_SMEM_PLAN_STILE(gs_a_tile, smem, l.a, 2 * s + g);
         gs_b_tile b = KBD_SMEM_PLAN_STILE(gs_b_tile, smem, l.b, s);
-        kbd_mbarrier_wait(&full[s], (unsigned)(it / GS_STAGES) & 1u);
+        kbd_mbarrier_wait(&full[s], ps.parity);
         kbd_mma(acc, a, b, kt > 0);
-        kbd_mma_release(acc, &empty[s]); /* arrives once the previous stage's wgmma group has read it */
+        /* the previous stage is free once its wgmma group is done; this one's stays in flight (mask 0: this CTA) */
+        if (kt > 0) kbd_mma_release_at(acc, empty0 + 8u * (uint32_t)prev, 0);
+        prev = s;
       }
-      kbd_mma_wait(acc);
+      /* every group done (acc readable); frees the last stage: ktiles >= 1, main.c requires K >= 1 */
+      kbd_mma_wait_at(acc, empty0 + 8u * (uint32_t)prev, 0);
       gs_epilogue_tile(&acc, &p, out, me, t % tiles_m * GS_BM + g * GS_WM, t / tiles_m * GS_BN);
     }
   }
@@ -138,25 +146,27 @@ KBD_KERNEL(gemm_simple, GS_THREADS, gs_params) {
   if (kbd_warp_id() == 0) {
     gs_produce(smem, &l, &p, full, empty, tiles_m, tiles, ktiles);
   } else if (kbd_warp_id() == 1) {
-    /* the MMA warp: tile j into buffer j % 2, two 128 x 128 accumulators (one per A tile) */
-    gs_acc acc1;
-    int it = 0, j = 0;
+    /* the MMA warp: tile j into buffer j % 2. Both 128-row A tiles of a stage are adjacent in the ring, laid out as
+     * one 256-row tile, and both epilogues' accumulators are adjacent in Tensor Memory: one 256 x 128 accumulator,
+     * so one kbd_mma_issue builds the descriptors once for all 8 MMAs, and its elected thread also commits the
+     * stage's release (one elect.sync section a k-step; docs/gemm.md, "Why the loop looks like this"). */
+    gs_acc2 acc2;
+    const uint32_t empty0 = kbd_mbarrier_addr(empty);
+    kbd_pipe ps = kbd_pipe_start(GS_STAGES);
+    int j = 0;
     for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x(), ++j) {
       const int buf = j % GS_ACC_BUFS;
-      kbd_acc_bind(acc, tmem, buf * 2 * GS_BN, &accfull[buf]);
-      kbd_acc_bind(acc1, tmem, buf * 2 * GS_BN + GS_BN, &accfull[buf]);
+      kbd_acc_bind(acc2, tmem, buf * 2 * GS_BN, &accfull[buf]);
       kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GS_ACC_BUFS) & 1u) ^ 1u); /* tile j - 2 read out */
-      for (int kt = 0; kt < ktiles; ++kt, ++it) {
-        const int s = it % GS_STAGES;
-        gs_a_tile a0 = KBD_SMEM_PLAN_STILE(gs_a_tile, smem, l.a, 2 * s);
-        gs_a_tile a1 = KBD_SMEM_PLAN_STILE(gs_a_tile, smem, l.a, 2 * s + 1);
+      for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+        const int s = ps.stage;
+        gs_a2_tile a = KBD_SMEM_PLAN_STILE(gs_a2_tile, smem, l.a, s);
         gs_b_tile b = KBD_SMEM_PLAN_STILE(gs_b_tile, smem, l.b, s);
-        kbd_mbarrier_wait(&full[s], (unsigned)(it / GS_STAGES) & 1u);
-        kbd_mma_issue(acc, a0, b, kt > 0);
-        kbd_mma_issue(acc1, a1, b, kt > 0);
-        kbd_mma_commit(acc, &empty[s]); /* the stage is free once both MMAs have read it */
+        kbd_mbarrier_wait(&full[s], ps.parity);
+        /* the commit frees the stage once the MMAs have read it (mask 0: this CTA's barrier) */
+        kbd_mma_issue_commit_at(acc2, a, b, kt > 0, empty0 + 8u * (uint32_t)s, 0);
       }
-      kbd_mma_commit(acc, &accfull[buf]); /* the tile's accumulators are complete */
+      kbd_mma_commit(acc2, &accfull[buf]); /* the tile's accumulators are complete */
     }
   } else if (g >= 0) {
     int j = 0;

@@ -27,9 +27,11 @@
 #define GS_THREADS 384 /* warpgroup 0: producer (and MMA warp); warpgroups 1, 2: consumers / epilogue */
 
 typedef KBD_STILE(bf16, GS_WM, GS_BK, KBD_SWIZZLE_128B) gs_a_tile;        /* 128 rows of A, K-major */
+typedef KBD_STILE(bf16, GS_BM, GS_BK, KBD_SWIZZLE_128B) gs_a2_tile;       /* both A tiles of a stage (sm_100a) */
 typedef KBD_STILE(bf16, GS_BN, GS_BK, KBD_SWIZZLE_128B) gs_b_tile;        /* 128 columns of B, K-major */
 typedef KBD_STILE(bf16, GS_WM, GS_EPI_COLS, KBD_SWIZZLE_32B) gs_out_tile; /* D staging: 128 x 16 bf16 */
 typedef KBD_ACC(f32, GS_WM, GS_BN) gs_acc;                                /* registers / Tensor Memory */
+typedef KBD_ACC(f32, GS_BM, GS_BN) gs_acc2; /* sm_100a MMA warp: both gs_acc side by side in columns */
 
 typedef struct gs_params {
   kbd_tensor_map a, b, d; /* boxes of gs_a_tile, gs_b_tile, gs_out_tile */

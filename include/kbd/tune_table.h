@@ -28,7 +28,7 @@ static const kbd_tune_loop kbd_tune_loops[] = {
     {"attn_f16_256", "main", 90, 20, 1024, 625, 347},
     {"attn_f16_128", "main", 90, 16, 1024, 833, 507},
     {"attn_f16_64", "main", 90, 12, 512, 789, 499},
-    {"gemm_simple", "main", 90, 8, 512, 73, 67},
+    {"gemm_simple", "main", 90, 8, 512, 64, 56},
     {"gemm_pair_bf16_rc", "main", 100, 4, 512, 59, 59},
     {"gemm_kernel", "main", 100, 8, 512, 61, 61},
     {"gemm_kernel", "mma2", 100, 8, 512, 65, 65},
@@ -48,7 +48,7 @@ static const kbd_tune_loop kbd_tune_loops[] = {
     {"attn_f16_256", "mma1", 100, 16, 512, 95, 95},
     {"attn_f16_128", "main", 100, 32, 2048, 298, 285},
     {"attn_f16_64", "main", 100, 24, 1024, 262, 249},
-    {"gemm_simple", "main", 100, 8, 512, 95, 95},
+    {"gemm_simple", "main", 100, 8, 512, 59, 59},
 };
 /* clang-format on */
 #define KBD_TUNE_LOOPS ((int)(sizeof kbd_tune_loops / sizeof kbd_tune_loops[0]))

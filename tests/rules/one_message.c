@@ -1,9 +1,9 @@
 /* tests/rules/one_message.c - one message per mistake (issue 31, item 9): never linked.
  *
  * Compiled with -DKBD_MSG_CASE=<n> by the rules_msg_* tests (tests/rules/CMakeLists.txt) through
- * tests/rules/KbdOneMessage.cmake: as C11 by gcc and clang, as C++17 by g++, all with -DKBD_CPU, and as CUDA
- * by nvcc for sm_90a. Case n is one common mistake; the compile must fail, its FIRST error line must be the
- * kbd rule (naming the call, the rule and the fix), and the compiler may print at most the given number of
+ * cmake/KbdExpectCompileFail.cmake with MAX_ERRORS: as C11 by gcc and clang, as C++17 by g++, all with -DKBD_CPU,
+ * and as CUDA by nvcc for sm_90a. Case n is one common mistake; the compile must fail, its FIRST error line must be
+ * the kbd rule (naming the call, the rule and the fix), and the compiler may print at most the given number of
  * error lines in all - the rule check comes first and the call's other uses of the wrong argument must
  * not add errors of their own. Case 0 is the positive control: every call used correctly compiles cleanly
  * under -Werror.
