@@ -29,6 +29,11 @@
 #define GEMM_BK8 128 /* K per stage for e4m3: also 128 bytes */
 #define GEMM_STAGES 4
 #define GEMM_EPI_COLS 16 /* epilogue chunk: small, since on sm_90a the 128 accumulator registers stay live */
+/* D staging buffers per storing warpgroup: chunk i goes through buffer i % 2, so its TMA store may still read the
+ * other buffer while the next chunk is computed (kbd_bulk_wait_group_read(GEMM_EPI_BUFS - 1) before a reuse) */
+#define GEMM_EPI_BUFS 2
+/* sm_100a: Tensor Memory columns per kbd_acc_load in the epilogue; the 16-column chunks come from these registers */
+#define GEMM_EPI_LOAD_COLS 64
 #define GEMM_CONSUMERS 2
 #define GEMM_THREADS (128 * (1 + GEMM_CONSUMERS))
 #define GEMM_GROUP_M 8
@@ -93,9 +98,11 @@ typedef KBD_STILE(e4m3, GEMM_BM, GEMM_BK8, KBD_SWIZZLE_128B) gemm_a28;
 typedef KBD_STILE(bf16, GEMM_BH, GEMM_BK, KBD_SWIZZLE_128B) gemm_bh_k;
 typedef KBD_STILE_MN(bf16, GEMM_BH, GEMM_BK, KBD_SWIZZLE_128B) gemm_bh_mn;
 typedef KBD_STILE(e4m3, GEMM_BH, GEMM_BK8, KBD_SWIZZLE_128B) gemm_bh8;
-/* Epilogue staging: 128 rows x 16 columns of D, f32 (64-byte rows) or bf16 (32-byte rows). */
+/* Epilogue staging: 128 rows x 16 columns of D, f32 (64-byte rows) or bf16 (32-byte rows). A warpgroup has
+ * GEMM_EPI_BUFS buffers of the f32 size (8 KiB); a bf16 chunk uses the first half of its buffer. */
 typedef KBD_STILE(f32, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_64B) gemm_out_f32;
 typedef KBD_STILE(bf16, GEMM_WM, GEMM_EPI_COLS, KBD_SWIZZLE_32B) gemm_out_bf16;
+#define GEMM_OUT_BYTES (GEMM_WM * GEMM_EPI_COLS * 4) /* one staging buffer: an f32 chunk, 8 KiB */
 
 /* The operand variants of the one kernel (gemm_params.variant): bf16 with A and B each row-major (r) or
  * column-major (c), and e4m3 (A row-major, B column-major: fp8 operands must be K-major on sm_90a). Only a stage's
@@ -147,8 +154,10 @@ typedef KBD_ACC(f32, GEMM_BM, GEMM_BN) gemm_acc2;
 typedef KBD_ACC_TILE(f32, GEMM_WM, GEMM_EPI_COLS) gemm_chunk;
 #endif
 
-/* Dynamic shared memory of one block: the ring (A tiles of both warpgroups and the B tile per stage), one
- * staging tile per consumer warpgroup, the barriers and the Tensor Memory slot (about 208 KiB for bf16). */
+/* Dynamic shared memory of one block: the ring (A tiles of both warpgroups and the B tile per stage), two
+ * staging tiles per consumer warpgroup (warpgroup g's buffer b is staging tile g * GEMM_EPI_BUFS + b), the barriers
+ * and the Tensor Memory slot (224 KiB and 116 bytes of the 227 KiB for bf16 and for e4m3: the second f32 staging
+ * buffer of each warpgroup takes 16 KiB of the 19 KiB the single-buffered plan left free). */
 typedef struct gemm_smem {
   size_t a, b, out, full, empty, accbar, accfull, accempty, tmem;
 } gemm_smem;
@@ -163,7 +172,7 @@ KBD_HD kbd_smem_plan gemm_layout(gemm_smem *l, int fp8) {
     l->a = kbd_smem_plan_stile(&p, "A ring", gemm_a_k, GEMM_STAGES * GEMM_CONSUMERS);
     l->b = kbd_smem_plan_stile(&p, "B ring", gemm_b_k, GEMM_STAGES);
   }
-  l->out = kbd_smem_plan_stile(&p, "D staging", gemm_out_f32, GEMM_CONSUMERS);
+  l->out = kbd_smem_plan_stile(&p, "D staging", gemm_out_f32, GEMM_CONSUMERS * GEMM_EPI_BUFS);
   l->full = kbd_smem_plan_mbarriers(&p, "full", GEMM_STAGES);
   l->empty = kbd_smem_plan_mbarriers(&p, "empty", GEMM_STAGES);
   l->accbar = kbd_smem_plan_mbarriers(&p, "accumulator done", GEMM_CONSUMERS);
@@ -172,13 +181,14 @@ KBD_HD kbd_smem_plan gemm_layout(gemm_smem *l, int fp8) {
   l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);
   return p;
 }
-/* The CTA-pair kernel's (bf16, both operands K-major): per stage one 128-row A tile and one 128-row B tile. */
+/* The CTA-pair kernel's (bf16, both operands K-major): per stage one 128-row A tile and one 128-row B tile; the
+ * staging as in gemm_layout (6 x 32 KiB + 32 KiB: also 224 KiB). */
 KBD_HD kbd_smem_plan gemm_layout_pair(gemm_smem *l) {
   kbd_smem_plan p;
   kbd_smem_plan_init(&p);
   l->a = kbd_smem_plan_stile(&p, "A ring", gemm_a_k, GEMM_PAIR_STAGES);
   l->b = kbd_smem_plan_stile(&p, "B ring", gemm_b_k, GEMM_PAIR_STAGES);
-  l->out = kbd_smem_plan_stile(&p, "D staging", gemm_out_f32, GEMM_CONSUMERS);
+  l->out = kbd_smem_plan_stile(&p, "D staging", gemm_out_f32, GEMM_CONSUMERS * GEMM_EPI_BUFS);
   l->full = kbd_smem_plan_mbarriers(&p, "full", GEMM_PAIR_STAGES);
   l->empty = kbd_smem_plan_mbarriers(&p, "empty", GEMM_PAIR_STAGES);
   l->accbar = 0;

@@ -73,8 +73,10 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
     const int leader = kbd_scope_warp(me) == 0; /* the warp whose elected thread issues TMA stores */
     gemm_acc acc;
     kbd_acc_bind(acc, tmem, g * GEMM_BN, &accbar[g]);
-    gemm_out_f32 out = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g);
-    gemm_out_bf16 out16 = KBD_STILE_AT(gemm_out_bf16, (unsigned char *)out.p); /* the same bytes, as bf16 */
+    /* the warpgroup's staging buffers; chunk i of the block's walk goes through buffer sbuf = i % GEMM_EPI_BUFS */
+    const gemm_out_f32 stage0 = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g * GEMM_EPI_BUFS);
+    unsigned char *stage = (unsigned char *)stage0.p;
+    int sbuf = 0;
 
     int ktiles = 0;
     switch (p.variant) { GEMM_VARIANTS(GEMM__KTILES_CASE) }
@@ -87,8 +89,8 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
       switch (p.variant) { GEMM_VARIANTS(GEMM__MAINLOOP_CASE) }
       kbd_mma_wait(acc);
 
-      /* epilogue, 16 columns at a time: D = act(alpha * acc + beta * C + bias), stored by the TMA from a
-       * staging tile; meanwhile the producer is already filling the ring for this block's next tile */
+      /* epilogue, 16 columns at a time: D = act(alpha * acc + beta * C + bias), stored by the TMA from two
+       * staging buffers in turn; meanwhile the producer is already filling the ring for this block's next tile */
       const long long r0 = tm * GEMM_BM + g * GEMM_WM;
       /* a rolled loop: its body is compiled once (an unrolled epilogue was half the kernel's compile time); on
        * sm_90a kbd_acc_load reaches the accumulator registers of a run-time column through one branch per
@@ -101,7 +103,7 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
         kbd_acc_load(y, acc, c);
         gemm_chunk_math(&y, &p, r0, c0);
 
-        gemm_chunk_store(&y, &p, out, out16, me, leader, r0, c0);
+        gemm_chunk_store(&y, &p, stage, &sbuf, me, leader, r0, c0);
       }
     }
     if (leader) {

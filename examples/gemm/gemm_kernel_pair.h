@@ -100,13 +100,15 @@ KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
       kbd_mma_pair_commit(acc, &accfull[buf]); /* both CTAs' halves are complete */
     }
   } else if (kbd_warpgroup_id() > 0) {
-    /* the epilogue warpgroups, 16 columns at a time: D = act(alpha * acc + beta * C + bias) */
+    /* the epilogue warpgroups: D = act(alpha * acc + beta * C + bias), 16 columns at a time, 64 per load */
     const int g = kbd_warpgroup_id() - 1;
     const kbd_scope me = g == 0 ? epilogue0 : epilogue1;
     const int leader = kbd_scope_warp(me) == 0; /* the warp whose elected thread issues TMA stores */
-    KBD_ACC(f32, GEMM_WM, GEMM_BN) acc;         /* columns 128g.. of this CTA's half */
-    gemm_out_f32 out = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g);
-    gemm_out_bf16 out16 = KBD_STILE_AT(gemm_out_bf16, (unsigned char *)out.p); /* the same bytes, as bf16 */
+    gemm_acc acc;                               /* columns 128g.. of this CTA's half */
+    /* the warpgroup's staging buffers; chunk i of the block's walk goes through buffer sbuf = i % GEMM_EPI_BUFS */
+    const gemm_out_f32 stage0 = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g * GEMM_EPI_BUFS);
+    unsigned char *stage = (unsigned char *)stage0.p;
+    int sbuf = 0;
     int j = 0;
     for (long long t = first; t < tiles; t += step, ++j) {
       long long tm, tn;
@@ -115,16 +117,8 @@ KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
       kbd_acc_bind(acc, tmem, buf * GEMM_PAIR_BN + g * GEMM_BN, &accfull[buf]);
       kbd_acc_wait(acc, &accfull[buf], (unsigned)(j / GEMM_ACC_BUFS) & 1u);
       const long long r0 = tm * GEMM_PAIR_BM + GEMM_WM * half, cb = tn * GEMM_PAIR_BN + g * GEMM_BN;
-      KBD_NO_UNROLL
-      for (int c = 0; c < GEMM_BN; c += GEMM_EPI_COLS) {
-        const long long c0 = cb + c;
-        if (c0 >= p.n) break; /* the rest of the tile is past D's last column */
-        gemm_chunk y;
-        kbd_acc_load(y, acc, c);
-        gemm_chunk_math(&y, &p, r0, c0);
-        gemm_chunk_store(&y, &p, out, out16, me, leader, r0, c0);
-      }
-      kbd_acc_release_pair(acc, &accempty[buf]); /* to the even CTA's MMA warp */
+      /* the buffer goes back to the even CTA's MMA warp once the warp's last load of it is done */
+      gemm_tmem_epilogue(&acc, &accempty[buf], 1, &p, stage, &sbuf, me, leader, r0, cb);
     }
     if (leader) {
       KBD_ELECT_ONE { kbd_bulk_wait_group(0); } /* shared memory must outlive the stores */

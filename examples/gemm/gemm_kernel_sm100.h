@@ -74,13 +74,15 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
     /* the MMA warp: two accumulators per tile in buffer j % 2 (gemm_variant.h) */
     switch (p.variant) { GEMM_VARIANTS(GEMM__MMA_WARP_CASE) }
   } else if (kbd_warpgroup_id() > 0) {
-    /* the epilogue warpgroups, 16 columns at a time: D = act(alpha * acc + beta * C + bias) */
+    /* the epilogue warpgroups: D = act(alpha * acc + beta * C + bias), 16 columns at a time, 64 per load */
     const int g = kbd_warpgroup_id() - 1;
     const kbd_scope me = g == 0 ? epilogue0 : epilogue1;
     const int leader = kbd_scope_warp(me) == 0; /* the warp whose elected thread issues TMA stores */
     gemm_acc acc;
-    gemm_out_f32 out = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g);
-    gemm_out_bf16 out16 = KBD_STILE_AT(gemm_out_bf16, (unsigned char *)out.p); /* the same bytes, as bf16 */
+    /* the warpgroup's staging buffers; chunk i of the block's walk goes through buffer sbuf = i % GEMM_EPI_BUFS */
+    const gemm_out_f32 stage0 = KBD_SMEM_PLAN_STILE(gemm_out_f32, smem, l.out, g * GEMM_EPI_BUFS);
+    unsigned char *stage = (unsigned char *)stage0.p;
+    int sbuf = 0;
     int j = 0;
     for (long long t = first; t < ctiles; t += step, ++j) {
       long long tm, tn;
@@ -89,17 +91,8 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
       kbd_acc_bind(acc, tmem, buf * GEMM_CONSUMERS * GEMM_BN + g * GEMM_BN, &accfull[buf]);
       kbd_acc_wait(acc, &accfull[buf], (unsigned)(j / GEMM_ACC_BUFS) & 1u);
       const long long r0 = tm * GEMM_BM + g * GEMM_WM;
-      /* Tensor Memory columns are run-time addresses: the body is compiled once */
-      KBD_NO_UNROLL
-      for (int c = 0; c < GEMM_BN; c += GEMM_EPI_COLS) {
-        const long long c0 = tn * GEMM_BN + c;
-        if (c0 >= p.n) break; /* the rest of the tile is past D's last column */
-        gemm_chunk y;
-        kbd_acc_load(y, acc, c);
-        gemm_chunk_math(&y, &p, r0, c0);
-        gemm_chunk_store(&y, &p, out, out16, me, leader, r0, c0);
-      }
-      kbd_acc_release(acc, &accempty[buf]); /* every load of this buffer is done: the MMA warp may reuse it */
+      /* the MMA warp may reuse the buffer once the warp's last load of it is done (gemm_epilogue.h) */
+      gemm_tmem_epilogue(&acc, &accempty[buf], 0, &p, stage, &sbuf, me, leader, r0, tn * GEMM_BN);
     }
     if (leader) {
       KBD_ELECT_ONE { kbd_bulk_wait_group(0); } /* shared memory must outlive the stores */
