@@ -14,7 +14,7 @@
     ktiles = KBD_CAT(name, _ktiles)(p.k);                                                                              \
     break;
 #define GEMM__MAINLOOP_CASE(v, name)                                                                                   \
-  case v: KBD_CAT(name, _mainloop)(&acc, smem, &l, g, ktiles, &ps, full, empty, csize, &cl); break;
+  case v: KBD_CAT(name, _mainloop)(&acc, smem, &l, g, ktiles, &ps, full, empty, &cl); break;
 
 KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
 #if KBD_KERNEL_CODE /* nvcc's host pass needs only the launcher: it skips the body (docs/kernels.md) */

@@ -55,33 +55,45 @@ KBD_DEV int GEMM_KTILES(long long k) {
 }
 
 #if GEMM__TEXT_ARCH == 90
-/* sm_90a, one consumer warpgroup g: the main loop of one tile. Each stage's MMAs (kbd_mma: wgmma.fence, the K-steps,
- * commit_group) are issued as soon as it is full; kbd_mma_release_at then waits for the PREVIOUS stage's MMAs and
- * frees that stage, while this one's are in flight; after the loop kbd_mma_wait_at frees the last. Why it looks like
- * this (docs/gemm.md, "Why the loop looks like this"):
+/* sm_90a, one consumer warpgroup g: the main loop of one tile. Each stage's MMAs (kbd_mma_ring: wgmma.fence, the
+ * K-steps, commit_group) are issued as soon as it is full; kbd_mma_release_lanes then waits for the PREVIOUS stage's
+ * MMAs and frees that stage, while this one's are in flight; after the loop kbd_mma_wait_at frees the last. Why it
+ * looks like this (docs/gemm.md, "Why the loop looks like this"):
  *   - one loop per variant, picked once per tile: a switch per stage was a jump table (LDC + BRX) every k-block;
- *   - the `empty` barriers as one 32-bit shared base plus 8 x stage (kbd_mbarrier_addr): a kbd_mbarrier pointer
- *     is a 64-bit generic address that ptxas rebuilt and null-tested every k-block;
- *   - ONE loop for both release kinds (peers 0: this CTA only): a loop per kind was 5 instructions shorter per
- *     k-block on one CTA and 3 in a cluster, but ptxas then compiles ten wgmma loops, +0.9 s (55%) of the sm_90a
- *     device compile. */
+ *   - the operands named by stage 0's descriptors and the stage (kbd_mma_ring: one multiply-add per operand in
+ *     uniform registers), where the tiles' addresses were turned into descriptors every k-block (the shared window's
+ *     base, the tile address, a broadcast, mask, shift and or per operand: 74 -> 65 non-MMA instructions);
+ *   - one release for one CTA and a cluster, its lanes chosen before the loop (kbd_mma_lanes: lane r of the first
+ *     warp arrives at rank r, a 1-CTA launch being rank 0 of its own cluster): no test of the release kind, the
+ *     leader warp or the lane's bit in the loop, no branch (65 -> 55, and 51 -> 47 for each thread's own lane bit);
+ *     a loop per release kind was +0.9 s (55%) of the sm_90a device compile;
+ *   - the barriers' bases from kbd_mbarrier_addr_uniform: ptxas rebuilt a plain kbd_mbarrier_addr from the shared
+ *     window in every k-block (55 -> 51). */
 #define GEMM_MAINLOOP KBD_CAT(GEMM_VARIANT, _mainloop)
 KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *l, int g, int ktiles, kbd_pipe *ps,
-                           kbd_mbarrier *full, kbd_mbarrier *empty, int csize, const gemm_cluster *cl) {
-  const uint32_t empty0 = kbd_mbarrier_addr(empty);
-  const uint32_t peers = csize > 1 ? cl->peers : 0u; /* 0: this CTA's barrier only */
-  int prev = 0;                                      /* the stage of the previous k-block */
+                           kbd_mbarrier *full, kbd_mbarrier *empty, const gemm_cluster *cl) {
+  /* the barriers' base addresses kept in registers (kbd_mbarrier_addr_uniform: ptxas rebuilt a plain one from the
+   * shared window every k-block) */
+  const uint32_t full0 = kbd_mbarrier_addr_uniform(full), empty0 = kbd_mbarrier_addr_uniform(empty);
+  /* every CTA that wrote into the stage waits for this one's release: lane r of the warpgroup's first warp arrives
+   * at rank r (one CTA: rank 0, itself; cl->peers is its own bit there) */
+  const uint32_t lanes = kbd_mma_lanes((kbd_warp_id() & 3) == 0 ? cl->peers : 0u);
+  /* the operands' descriptors in stage 0; stage s lies s strides further in both rings (kbd_mma_ring) */
+  const GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, g);
+  const GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, 0);
+  const uint64_t a0 = kbd_mma_desc_of(a), b0 = kbd_mma_desc_of(b);
+  const int astride = GEMM_CONSUMERS * (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_A_TILE);
+  const int bstride = (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_B_TILE);
+  int prev = 0; /* the stage of the previous k-block */
   for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(ps)) {
     const int s = ps->stage;
-    GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, 2 * s + g);
-    GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
-    kbd_mbarrier_wait(&full[s], ps->parity);
-    kbd_mma(*acc, a, b, kt > 0);
+    kbd_mbarrier_wait_at(full0 + 8u * (uint32_t)s, ps->parity);
+    kbd_mma_ring(*acc, GEMM_A_TILE, GEMM_B_TILE, a0, astride, b0, bstride, s, kt > 0);
     /* the previous stage is free in this CTA (and its peers) once its MMAs are done */
-    if (kt > 0) kbd_mma_release_at(*acc, empty0 + 8u * (uint32_t)prev, peers);
+    kbd_mma_release_lanes(*acc, empty0 + 8u * (uint32_t)prev, kt > 0 ? lanes : 0u);
     prev = s;
   }
-  if (ktiles > 0) kbd_mma_wait_at(*acc, empty0 + 8u * (uint32_t)prev, peers);
+  if (ktiles > 0) kbd_mma_wait_at(*acc, empty0 + 8u * (uint32_t)prev, cl->peers);
 }
 #else
 /* sm_100a, the MMA warp: tile j accumulates into buffer j % 2 once the epilogue has released what tile j - 2 left
@@ -96,20 +108,28 @@ KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *
  *     two 128-row tiles are adjacent in the ring and laid out as one of twice the rows): one issue builds the
  *     descriptors once where an issue per accumulator built them twice (99 -> 71 non-MMA instructions per k-block);
  *   - one loop per release kind, picked once per tile: a test of csize in the loop was 6 instructions per k-block;
- *   - the commit from the issue's elected section (kbd_mma_issue_commit_at, the stage's barrier as a 32-bit
- *     address): a separate kbd_mma_commit was a second elect.sync section (4 instructions per k-block). */
+ *   - the commit from the issue's elected section (kbd_mma_issue_commit_by_desc, the stage's barrier as a 32-bit
+ *     address): a separate kbd_mma_commit was a second elect.sync section (4 instructions per k-block);
+ *   - the operands named by stage 0's descriptors moved by the stage (kbd_mma_desc_advance), not rebuilt from the
+ *     tile addresses. */
 KBD_DEV void GEMM_MMA_KLOOP(gemm_acc2 *acc, unsigned char *smem, const gemm_smem *l, kbd_mbarrier *full,
                             kbd_mbarrier *empty, int ktiles, kbd_pipe *ps, const int mc, const gemm_cluster *cl) {
   const uint32_t empty0 = kbd_mbarrier_addr(empty);
   const uint32_t peers = mc ? cl->peers : 0u; /* 0: this CTA's barrier only */
+  /* stage 0's descriptors; stage s lies s strides further in both rings: one multiply-add per operand where the
+   * tiles' addresses were turned into descriptors every k-block (61 -> 50 on one CTA, 65 -> 54 in a cluster) */
+  const GEMM_A2_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A2_TILE, smem, l->a, 0);
+  const GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, 0);
+  const uint64_t a0 = kbd_mma_desc_of(a), b0 = kbd_mma_desc_of(b);
+  const int astride = (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_A2_TILE);
+  const int bstride = (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_B_TILE);
   for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(ps)) {
     const int s = ps->stage;
-    GEMM_A2_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A2_TILE, smem, l->a, s);
-    GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
     kbd_mbarrier_wait(&full[s], ps->parity);
     /* the commit tracks every MMA this thread issued: it frees the stage once they have read it (in a cluster in
      * this CTA and its peers) */
-    kbd_mma_issue_commit_at(*acc, a, b, kt > 0, empty0 + 8u * (uint32_t)s, peers);
+    kbd_mma_issue_commit_by_desc(*acc, GEMM_A2_TILE, GEMM_B_TILE, kbd_mma_desc_advance(a0, s * astride),
+                                 kbd_mma_desc_advance(b0, s * bstride), kt > 0, empty0 + 8u * (uint32_t)s, peers);
   }
 }
 KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tmem, kbd_mbarrier *full,

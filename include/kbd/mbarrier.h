@@ -13,6 +13,9 @@
  *   kbd_mbarrier_test_wait(bar, parity)           the same without the hardware's suspend (a pure poll)
  *   kbd_mbarrier_addr(bar)                        its 32-bit shared address (cvta.to.shared; CPU: the offset in
  *                                                 the block's shared window), for the _at forms
+ *   kbd_mbarrier_addr_uniform(bar)                the same, lane 0's, broadcast to the warp (converged warp-uniform
+ *                                                 code): ptxas keeps it in a register (it rematerialises the plain
+ *                                                 form in a hot loop) and knows it warp-uniform
  *   kbd_mbarrier_wait_at(addr, parity)            kbd_mbarrier_wait of the barrier at shared address addr
  *   kbd_mbarrier_arrive_at(addr)                  kbd_mbarrier_arrive of it (a hot loop keeps one 32-bit base and
  *                                                 adds 8 x the stage, where a pointer is a 64-bit generic address)
@@ -75,6 +78,7 @@ typedef uint64_t kbd_mbarrier;
 #define kbd_mbarrier_test_wait(bar, parity) kbd_hw_mbar_test_wait((bar), KBD__PARITY(parity), KBD_SITE)
 #define kbd_fence_mbarrier_init() kbd_hw_fence_mbar_init(KBD_SITE)
 #define kbd_mbarrier_addr(bar) kbd_hw_mbar_addr((bar), KBD_SITE)
+#define kbd_mbarrier_addr_uniform(bar) kbd_hw_mbar_addr_uniform((bar), KBD_SITE)
 #define kbd_mbarrier_wait_at(addr, parity) kbd_hw_mbar_wait_at((uint32_t)(addr), KBD__PARITY(parity), KBD_SITE)
 #define kbd_mbarrier_arrive_at(addr) kbd_hw_mbar_arrive_at((uint32_t)(addr), 1u, KBD_SITE)
 /* One thread issues it (KBD_ELECT_ONE), after the barrier expects the bytes (kbd_mbarrier_arrive_expect_tx);

@@ -29,6 +29,15 @@
  *                                             to the barrier at shared address addr (kbd_mbarrier_addr; mask 0:
  *                                             this CTA, else every CTA of mask) from the same elected section
  *   kbd_mma_release_mc(acc, &empty, mask)     kbd_mma_release with the arrive in every cluster CTA of mask
+ *   kbd_mma_ring(acc, TA, TB, a0, astride, b0, bstride, s, accumulate)   sm_90a, the warpgroup: kbd_mma on stage s
+ *                                             of two rings of tiles of types TA, TB whose stage 0 descriptors are
+ *                                             a0, b0 (kbd_mma_desc_of) and strides astride, bstride bytes
+ *   kbd_mma_issue_commit_by_desc(acc, TA, TB, adesc, bdesc, accumulate, addr, mask)   sm_100a, the MMA warp:
+ *                                             kbd_mma_issue_commit_at of the tiles the descriptors name
+ *   kbd_mma_desc_of(t), kbd_mma_desc_advance(d, bytes)   a tile's descriptor; moved by whole tiles (low word)
+ *   kbd_mma_release_lanes(acc, addr, lanes)   sm_90a, the warpgroup: kbd_mma_release_at's wait, then lane r arrives
+ *                                             at cluster rank r for each lane of lanes = kbd_mma_lanes(mask), made
+ *                                             once outside the loop (one CTA: rank 0)
  *   kbd_mma_release_at(acc, addr, mask)       sm_90a, the warpgroup: wait until only the newest MMA group is
  *                                             pending, then ONE arrive on the mbarrier at shared address addr
  *                                             (kbd_mbarrier_addr) - the stage the older groups read, named by the
@@ -280,27 +289,77 @@ KBD_DEV uint32_t kbd__tmem_base(const kbd_tmem *tm, uint32_t col, KBD_SITE_PARAM
  * executing thread, so the MMAs and their commits must come from the same one; elect.sync is deterministic. */
 #define KBD__WG_LEADER_WARP() ((kbd_warp_id() & 3) == 0)
 
+/* kbd_mma_lanes(mask): the lanes of the calling warp in mask (bit r: lane r, r < 16: a cluster rank), in the form a
+ * loop tests cheapest: on the GPU each thread keeps its own lane's bit, so kbd_mma_release_lanes tests one bit per
+ * k-block where the mask and the lane index were a shift and two tests (3 instructions per k-block in the sm_90a
+ * GEMM); the CPU machine runs a warp's lanes in one fiber and keeps the mask. Opaque: pass it to
+ * kbd_mma_release_lanes only; 0 is the empty set in both. Make it outside the loop. */
+#if KBD_MODE_CPU
+#define kbd__mma_lanes_(mask) ((mask)&0xFFFFu)
+#define KBD__MMA_LANE_IN(lanes, r) ((lanes) >> (r)&1u)
+#else
+#define kbd__mma_lanes_(mask) (((mask)&0xFFFFu) >> (threadIdx.x & 31u) & 1u)
+#define KBD__MMA_LANE_IN(lanes, r) ((void)(r), (lanes)&1u)
+#endif
+#define kbd_mma_lanes(mask) kbd__mma_lanes_((uint32_t)(mask))
+
+/* ---- operands named by descriptors (kbd_mma_desc_of, kbd_mma_ring, kbd_mma_issue_commit_by_desc) -------------
+ * A main loop over a ring of stages keeps each operand's descriptor of stage 0 and moves it by the stage's bytes
+ * (kbd_mma_desc_advance: one multiply-add of the stage index) instead of rebuilding it from the tile's address
+ * every k-block (the shared window's base, the stage's address, then the encoder's mask, shift and or). The
+ * descriptor math is mma_desc.h's, the same functions the CPU machine decodes with. */
+#define KBD_MMA_RULE_DESC_TILE                                                                                         \
+  "kbd_mma_ring / kbd_mma_issue_commit_by_desc: the descriptor is not the one of a tile of the operand's type at "     \
+  "its start address (LBO, SBO, layout or a carry out of the start field differ): build it with kbd_mma_desc_of on a " \
+  "tile of that type and move it by kbd_mma_desc_advance of whole tiles"
+/* NULL if d is the descriptor of a tile of shape s at its start address (rows 0, K-step 0) that can be an operand of
+ * arch's MMA, else the first broken rule. */
+KBD_HD const char *kbd_mma_desc_tile_check(int arch, const kbd_smem_shape *s, uint64_t d) {
+  const uint32_t start = kbd_mma_desc_start(d);
+  const uint64_t want = arch == KBD_MMA_SM90 ? kbd_wgmma_smem_desc(s, start, 0, 0) : kbd_umma_smem_desc(s, start, 0, 0);
+  if (d != want) return KBD_MMA_RULE_DESC_TILE;
+  return kbd_mma_operand_check(arch, s, start);
+}
+KBD_DEV uint64_t kbd__mma_desc_of(kbd_smem_shape s, uint32_t addr) {
+#if KBD_MMA_ARCH == 90
+  /* wgmma takes warp-uniform descriptors: built from lane 0's address, the descriptor is one ptxas knows uniform, so
+   * what a loop computes from it and a broadcast stage index stays in uniform registers (kbd_mma_ring) */
+  return kbd_wgmma_smem_desc(&s, kbd_hw_warp_uniform_u32(addr), 0, 0);
+#else
+  return kbd_umma_smem_desc(&s, addr, 0, 0);
+#endif
+}
+/* d with its start address moved by `bytes` (a multiple of 16): kbd_mma_desc_add_bytes on the low word only. The
+ * start field (bits 0-13) never carries into the high word for an operand that stays below 256 KiB, so both are the
+ * same descriptor; but here the high word (SBO and layout) stays the constant it was, which ptxas keeps in an
+ * immediate, where the 64-bit add's carry made it a run-time value in every K-step's descriptor. */
+KBD_HD uint64_t kbd_mma_desc_advance(uint64_t d, int32_t bytes) {
+  return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (uint32_t)(bytes / 16));
+}
+#define kbd_mma_desc_of(t) (KBD__IS_STILE_E(t), kbd__mma_desc_of(KBD_STILE_SHAPE(t), kbd_hw_smem_addr((t).p, KBD_SITE)))
+/* The CPU machine checks a caller's descriptor against the operand's tile type; the GPU checks nothing (the
+ * check is a re-encode and a compare per operand and k-block). */
+KBD_DEV void kbd__mma_desc_tile(int arch, kbd_smem_shape s, uint64_t d, const char *which, KBD_SITE_PARAMS) {
+#if KBD_MODE_CPU
+  const char *why = kbd_mma_desc_tile_check(arch, &s, d);
+  if (why) kbd_hw_mma_desc_fault(which, d, why, KBD_SITE_ARGS);
+#else
+  (void)arch, (void)s, (void)d, (void)which;
+  KBD_SITE_UNUSED;
+#endif
+}
+
 #if KBD_MMA_ARCH == 90
 /* ---- sm_90a: wgmma -------------------------------------------------------------------------------------- */
 /* The wgmma function of kbd_mma's operands (f32 or s32 D): kbd_hw_wgmma_fn picks it from the tile types and majors,
  * constants at the call site, so cicc inlines only that family's and variant's asm at each K-step (ptx/mma.h). */
 typedef void (*kbd__wgmma_fn)(void *d, int ld, int kind, uint32_t idesc, uint64_t adesc, uint64_t bdesc, int accumulate,
                               KBD_SITE_PARAMS);
-KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc,
-                              kbd_smem_shape as, uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate,
-                              kbd__wgmma_fn wgmma, KBD_SITE_PARAMS) {
+/* The K-steps and 64-row blocks of one kbd_mma from the operands' descriptors a0 and b0 (rows 0, K-step 0). */
+KBD_DEV void kbd__wgmma_issue_k(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc,
+                                kbd_smem_shape as, uint64_t a0, kbd_smem_shape bs, uint64_t b0, int accumulate,
+                                kbd__wgmma_fn wgmma, KBD_SITE_PARAMS) {
   const int ksteps = kbd_mma_ksteps(&as);
-  /* wgmma.fence orders the warpgroup's earlier register accesses to the accumulator (a kbd_acc_load, an
-   * epilogue) before the MMAs that overwrite it (ptx-reference 4.2) */
-  kbd_hw_wgmma_fence(KBD_SITE_ARGS);
-  /* Each operand's descriptor is built once, from an address every lane holds but ptxas could not prove
-   * warp-uniform (it comes from the shared window and a stage index); after the broadcast it lives in uniform
-   * registers and each K-step / 64-row block is a constant added to it (kbd_mma_desc_add_bytes: the start
-   * field does not carry, shared addresses stay below 256 KiB). Built per step from the vector address, the
-   * descriptors cost 4 R2UR and 5 integer instructions per wgmma (issue 27). wgmma is .sync.aligned: the warp is
-   * converged here, as the broadcast needs. */
-  const uint64_t a0 = kbd_wgmma_smem_desc(&as, kbd_hw_warp_uniform_u32(aaddr), 0, 0);
-  const uint64_t b0 = kbd_wgmma_smem_desc(&bs, kbd_hw_warp_uniform_u32(baddr), 0, 0);
   KBD_UNROLL
   for (int j = 0; j < ksteps; ++j) {
     const uint64_t bdesc = kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j));
@@ -312,12 +371,44 @@ KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int
   }
   kbd_hw_wgmma_commit(KBD_SITE_ARGS);
 }
+KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc,
+                              kbd_smem_shape as, uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate,
+                              kbd__wgmma_fn wgmma, KBD_SITE_PARAMS) {
+  /* Each operand's descriptor is built once, from an address every lane holds but ptxas could not prove
+   * warp-uniform (it comes from the shared window and a stage index); after the broadcast it lives in uniform
+   * registers and each K-step / 64-row block is a constant added to it (kbd_mma_desc_add_bytes: the start
+   * field does not carry, shared addresses stay below 256 KiB). Built per step from the vector address, the
+   * descriptors cost 4 R2UR and 5 integer instructions per wgmma (issue 27). wgmma is .sync.aligned: the warp is
+   * converged here, as the broadcast needs. wgmma.fence orders the warpgroup's earlier register accesses to the
+   * accumulator (a kbd_acc_load, an epilogue) before the MMAs that overwrite it (ptx-reference 4.2); the shuffles
+   * come after it, where ptxas knows the warp converged (before it, each was a divergence test and branch). */
+  kbd_hw_wgmma_fence(KBD_SITE_ARGS);
+  const uint64_t a0 = kbd_wgmma_smem_desc(&as, kbd_hw_warp_uniform_u32(aaddr), 0, 0);
+  const uint64_t b0 = kbd_wgmma_smem_desc(&bs, kbd_hw_warp_uniform_u32(baddr), 0, 0);
+  kbd__wgmma_issue_k(d, ld, mblocks, block_bytes, kind, idesc, as, a0, bs, b0, accumulate, wgmma, KBD_SITE_ARGS);
+}
+/* kbd_mma_ring: stage s of two rings of operand tiles, A at a0 + s x astride bytes and B at b0 + s x bstride (a0, b0:
+ * stage 0's descriptors). The stage index is broadcast from lane 0 after the fence, where the warpgroup is converged
+ * (no divergence test for the shuffle): ptxas then knows both descriptors are warp-uniform, so each is one
+ * multiply-add and one R2UR, and the K-steps' adds are uniform. Rebuilt from the tile addresses they were the shared
+ * window's base, the tile address, a broadcast, a mask, a shift and an or per operand and k-block (issue 27). */
+KBD_DEV void kbd__wgmma_issue_ring(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc,
+                                   kbd_smem_shape as, uint64_t a0, kbd_smem_shape bs, uint64_t b0, int accumulate,
+                                   kbd__wgmma_fn wgmma, int32_t astride, int32_t bstride, int s, KBD_SITE_PARAMS) {
+  kbd_hw_wgmma_fence(KBD_SITE_ARGS);
+  const int32_t su = (int32_t)kbd_hw_warp_uniform_u32((uint32_t)s);
+  const uint64_t adesc = kbd_mma_desc_advance(a0, su * astride), bdesc = kbd_mma_desc_advance(b0, su * bstride);
+  kbd__mma_desc_tile(KBD_MMA_SM90, as, adesc, "A", KBD_SITE_ARGS);
+  kbd__mma_desc_tile(KBD_MMA_SM90, bs, bdesc, "B", KBD_SITE_ARGS);
+  kbd__wgmma_issue_k(d, ld, mblocks, block_bytes, kind, idesc, as, adesc, bs, bdesc, accumulate, wgmma, KBD_SITE_ARGS);
+}
 #define KBD__ACC_NPT(acc) ((int)(sizeof((acc).reg.v[0]) / sizeof((acc).reg.v[0][0])))
 /* a lane's accumulator cells in 32-bit units (an f16 accumulator packs two elements per register) */
 #define KBD__ACC_CELLS(acc) ((int)(sizeof((acc).reg.v[0]) / 4))
 /* A statement (inside kbd_mma's block): the enum names the constants kbd_hw_wgmma_fn repeats in each of its
- * leaves, so its expansion stays short. */
-#define kbd__mma_(acc, a, b, accumulate, ta, tb)                                                                       \
+ * leaves, so its expansion stays short. issue is kbd__wgmma_issue (aop, bop: the tiles' shared addresses) or
+ * kbd__wgmma_issue_ring (stage 0's descriptors; the strides and the stage follow, each with its comma). */
+#define kbd__wgmma_call_(acc, a, b, accumulate, ta, tb, issue, aop, bop, ...)                                          \
   {                                                                                                                    \
     enum {                                                                                                             \
       kbd__wta = ta,                                                                                                   \
@@ -326,15 +417,20 @@ KBD_DEV void kbd__wgmma_issue(void *d, int ld, int mblocks, int block_bytes, int
       kbd__wbm = KBD_STILE_MAJOR(b),                                                                                   \
       kbd__wn = KBD_COLS(acc)                                                                                          \
     };                                                                                                                 \
-    kbd__wgmma_issue((void *)&(acc).reg.v[0][0], KBD__ACC_CELLS(acc), KBD_ROWS(acc) / 64,                              \
-                     (int)(KBD_COLS(acc) / 2 * sizeof((acc).reg.v[0][0])), kbd_mma_kind_of(ta, tb),                    \
-                     kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 64, kbd__wn, kbd__wam, kbd__wbm, 0u),            \
-                     KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                        \
-                     kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate),                                                  \
-                     KBD_DTYPE(acc) == KBD_DT_f16 ? kbd_hw_wgmma                                                       \
-                                                  : kbd_hw_wgmma_fn(kbd__wta, kbd__wtb, kbd__wam, kbd__wbm, kbd__wn),  \
-                     KBD_SITE);                                                                                        \
+    issue((void *)&(acc).reg.v[0][0], KBD__ACC_CELLS(acc), KBD_ROWS(acc) / 64,                                         \
+          (int)(KBD_COLS(acc) / 2 * sizeof((acc).reg.v[0][0])), kbd_mma_kind_of(ta, tb),                               \
+          kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 64, kbd__wn, kbd__wam, kbd__wbm, 0u), KBD_STILE_SHAPE(a),   \
+          (aop), KBD_STILE_SHAPE(b), (bop), (accumulate),                                                              \
+          KBD_DTYPE(acc) == KBD_DT_f16 ? kbd_hw_wgmma                                                                  \
+                                       : kbd_hw_wgmma_fn(kbd__wta, kbd__wtb, kbd__wam, kbd__wbm, kbd__wn),             \
+          __VA_ARGS__ KBD_SITE);                                                                                       \
   }
+#define kbd__mma_(acc, a, b, accumulate, ta, tb)                                                                       \
+  kbd__wgmma_call_(acc, a, b, accumulate, ta, tb, kbd__wgmma_issue, kbd_hw_smem_addr((a).p, KBD_SITE),                 \
+                   kbd_hw_smem_addr((b).p, KBD_SITE), )
+#define kbd__mma_ring_(acc, a, b, a0, astride, b0, bstride, s, accumulate, ta, tb)                                     \
+  kbd__wgmma_call_(acc, a, b, accumulate, ta, tb, kbd__wgmma_issue_ring, (uint64_t)(a0), (uint64_t)(b0),               \
+                   (int32_t)(astride), (int32_t)(bstride), (int)(s), )
 
 /* wait for all but the newest group; the group before it read the stage `pend` names: one arrive on it, in this
  * CTA (pmask 0) or in every cluster CTA of pmask (the stage was multicast into all of them). The remote arrives
@@ -378,6 +474,19 @@ KBD_DEV void kbd__wgmma_release_at(uint32_t bar, uint32_t mask, int keep, KBD_SI
     }
   }
 }
+/* kbd_mma_release_lanes: the caller decided outside its loop which lanes arrive (lane r: at cluster rank r;
+ * kbd_mma_lanes), so the k-block tests one bit: kbd_mma_release_at's leader-warp test, its mask-0 test, the lane's
+ * bit of the mask and the elected arrive were about 14 instructions and three branches per k-block (the sm_90a GEMM,
+ * issue 27). One CTA is rank 0 of a 1-CTA cluster: the same remote arrive reaches its own barrier, as CUTLASS's
+ * ClusterBarrier::arrive(cta, pred) does. */
+KBD_DEV void kbd__wgmma_release_lanes(uint32_t bar, uint32_t lanes, KBD_SITE_PARAMS) {
+  kbd_hw_wgmma_wait(1, KBD_SITE_ARGS);
+  KBD_FOR_LANES(r) {
+    if (KBD__MMA_LANE_IN(lanes, r)) kbd_hw_mbar_arrive_cluster_reads_at(bar, (unsigned)r, 1u, KBD_SITE_ARGS);
+  }
+}
+#define kbd__mma_release_lanes_(acc, addr, lanes)                                                                      \
+  kbd__wgmma_release_lanes((uint32_t)(addr), (uint32_t)(lanes), KBD_SITE)
 #define kbd__mma_release_at_(acc, addr, mask) kbd__wgmma_release_at((uint32_t)(addr), (uint32_t)(mask), 1, KBD_SITE)
 #define kbd__mma_wait_at_(acc, addr, mask) kbd__wgmma_release_at((uint32_t)(addr), (uint32_t)(mask), 0, KBD_SITE)
 #define kbd__mma_release_(acc, empty)                                                                                  \
@@ -391,6 +500,8 @@ KBD_DEV void kbd__wgmma_release_at(uint32_t bar, uint32_t mask, int keep, KBD_SI
 #define kbd__mma_commit_(acc, bar) ((void)(bar))
 #define kbd__mma_issue_commit_at_(acc, a, b, accumulate, ta, tb, bar, mask)                                            \
   ((void)(accumulate), (void)(bar), (void)(mask))
+#define kbd__mma_issue_commit_by_desc_(acc, a, b, adesc, bdesc, accumulate, ta, tb, bar, mask)                         \
+  ((void)(adesc), (void)(bdesc), (void)(accumulate), (void)(bar), (void)(mask))
 #define kbd__mma_commit_mc_(acc, bar, mask) ((void)(bar), (void)(mask))
 #define kbd__acc_wait_(acc, bar, parity) ((void)(bar), (void)(parity))
 #define kbd__acc_release_(acc, bar) ((void)(bar))
@@ -398,13 +509,12 @@ KBD_DEV void kbd__wgmma_release_at(uint32_t bar, uint32_t mask, int keep, KBD_SI
 #else
 /* ---- sm_100a: tcgen05.mma into Tensor Memory -------------------------------------------------------------- */
 /* The calling thread issues the MMAs of the tiles' whole K: K/kstep x M/128 (M = 64: one) tcgen05.mma. */
+/* One descriptor per operand (a0, b0: rows 0, K-step 0), each MMA a constant added to it (one uniform 64-bit add
+ * where the encoder's shift-mask-or was four per descriptor): see kbd__wgmma_issue. */
 KBD_DEV void kbd__umma_issue_k(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
-                               uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+                               uint64_t a0, kbd_smem_shape bs, uint64_t b0, int accumulate, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
   const int ksteps = kbd_mma_ksteps(&as), mstep = m_total == 64 ? 64 : 128, mblocks = m_total / mstep;
-  /* one descriptor per operand, each MMA a constant added to it (one uniform 64-bit add where the encoder's
-   * shift-mask-or was four per descriptor): see kbd__wgmma_issue */
-  const uint64_t a0 = kbd_umma_smem_desc(&as, aaddr, 0, 0), b0 = kbd_umma_smem_desc(&bs, baddr, 0, 0);
   KBD_UNROLL
   for (int j = 0; j < ksteps; ++j) {
     const uint64_t bdesc = kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j));
@@ -415,13 +525,13 @@ KBD_DEV void kbd__umma_issue_k(uint32_t taddr, int m_total, int n, int kind, uin
                   accumulate || j > 0, KBD_SITE_ARGS);
   }
 #else
-  (void)taddr, (void)m_total, (void)n, (void)kind, (void)idesc, (void)as, (void)aaddr, (void)bs, (void)baddr;
+  (void)taddr, (void)m_total, (void)n, (void)kind, (void)idesc, (void)as, (void)a0, (void)bs, (void)b0;
   (void)accumulate;
   KBD_SITE_UNUSED;
 #endif
 }
-KBD_DEV void kbd__umma_issue(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
-                             uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+KBD_DEV void kbd__umma_issue_desc(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
+                                  uint64_t a0, kbd_smem_shape bs, uint64_t b0, int accumulate, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
   /* The whole warpgroup meets before the leader issues, for two reasons (fence + barrier + fence, ptx-reference
    * 5.8). accumulate 0 overwrites columns the warpgroup may have read with tcgen05.ld (the previous tile's
@@ -433,15 +543,18 @@ KBD_DEV void kbd__umma_issue(uint32_t taddr, int m_total, int n, int kind, uint3
   kbd_hw_bar_sync_named(KBD_REDUCE_WG_BARRIER + kbd_warpgroup_id(), KBD_WARPGROUP_SIZE, KBD_SITE_ARGS);
   kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
   if (KBD__WG_LEADER_WARP()) {
-    KBD_ELECT_ONE {
-      kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, aaddr, bs, baddr, accumulate, KBD_SITE_ARGS);
-    }
+    KBD_ELECT_ONE { kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, a0, bs, b0, accumulate, KBD_SITE_ARGS); }
   }
 #else
-  (void)taddr, (void)m_total, (void)n, (void)kind, (void)idesc, (void)as, (void)aaddr, (void)bs, (void)baddr;
+  (void)taddr, (void)m_total, (void)n, (void)kind, (void)idesc, (void)as, (void)a0, (void)bs, (void)b0;
   (void)accumulate;
   KBD_SITE_UNUSED;
 #endif
+}
+KBD_DEV void kbd__umma_issue(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
+                             uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+  kbd__umma_issue_desc(taddr, m_total, n, kind, idesc, as, kbd_umma_smem_desc(&as, aaddr, 0, 0), bs,
+                       kbd_umma_smem_desc(&bs, baddr, 0, 0), accumulate, KBD_SITE_ARGS);
 }
 #define kbd__mma_(acc, a, b, accumulate, ta, tb)                                                                       \
   kbd__umma_issue((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                                  \
@@ -449,6 +562,8 @@ KBD_DEV void kbd__umma_issue(uint32_t taddr, int m_total, int n, int kind, uint3
                                       KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                                     \
                   KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                           \
                   kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
+#define kbd__mma_ring_(acc, a, b, a0, astride, b0, bstride, s, accumulate, ta, tb)                                     \
+  ((void)(a0), (void)(astride), (void)(b0), (void)(bstride), (void)(s), (void)(accumulate))
 
 KBD_DEV void kbd__umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
@@ -487,6 +602,7 @@ KBD_DEV void kbd__umma_commit_mc(uint64_t *bar, uint32_t mask, KBD_SITE_PARAMS) 
 #define kbd__mma_release_mc_(acc, empty, mask) kbd__umma_commit_mc((empty), (uint32_t)(mask), KBD_SITE)
 /* sm_90a only (their static assertion names the sm_100a calls) */
 #define kbd__mma_release_at_(acc, addr, mask) ((void)(addr), (void)(mask))
+#define kbd__mma_release_lanes_(acc, addr, lanes) ((void)(addr), (void)(lanes))
 #define kbd__mma_wait_at_(acc, addr, mask) ((void)(addr), (void)(mask))
 #define kbd__mma_wait_(acc) ((acc).parity = kbd__umma_wait((acc).bar, (acc).parity, KBD_SITE))
 
@@ -496,7 +612,10 @@ KBD_DEV void kbd__umma_commit_mc(uint64_t *bar, uint32_t mask, KBD_SITE_PARAMS) 
 KBD_DEV void kbd__umma_issue_warp(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
                                   uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
   kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
-  KBD_ELECT_ONE { kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, aaddr, bs, baddr, accumulate, KBD_SITE_ARGS); }
+  KBD_ELECT_ONE {
+    kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, kbd_umma_smem_desc(&as, aaddr, 0, 0), bs,
+                      kbd_umma_smem_desc(&bs, baddr, 0, 0), accumulate, KBD_SITE_ARGS);
+  }
 }
 #define kbd__mma_issue_(acc, a, b, accumulate, ta, tb)                                                                 \
   kbd__umma_issue_warp((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                             \
@@ -524,24 +643,37 @@ KBD_DEV void kbd__acc_release_warp(uint64_t *bar, KBD_SITE_PARAMS) {
 /* kbd_mma_issue_commit_at: the issue and the commit from one elected section. Two calls are two (ELECT, BRA.DIV,
  * BSSY/BSYNC and the commit's address moved to a uniform register: the sm_100a GEMM's MMA warp, issue 27). */
 KBD_DEV void kbd__umma_issue_commit_warp(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc,
-                                         kbd_smem_shape as, uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr,
-                                         int accumulate, uint32_t bar, uint32_t mask, KBD_SITE_PARAMS) {
+                                         kbd_smem_shape as, uint64_t a0, kbd_smem_shape bs, uint64_t b0, int accumulate,
+                                         uint32_t bar, uint32_t mask, KBD_SITE_PARAMS) {
   kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
   KBD_ELECT_ONE {
-    kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, aaddr, bs, baddr, accumulate, KBD_SITE_ARGS);
+    kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, a0, bs, b0, accumulate, KBD_SITE_ARGS);
     if (mask == 0u)
       kbd_hw_umma_commit_at(bar, KBD_SITE_ARGS);
     else
       kbd_hw_umma_commit_mc_at(bar, (uint16_t)mask, KBD_SITE_ARGS);
   }
 }
-#define kbd__mma_issue_commit_at_(acc, a, b, accumulate, ta, tb, bar, mask)                                            \
+#define kbd__umma_issue_commit_call_(acc, a, b, accumulate, ta, tb, aop, bop, bar, mask)                               \
   kbd__umma_issue_commit_warp((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                      \
                               kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), KBD_ROWS(acc) == 64 ? 64 : 128,         \
                                                   KBD_COLS(acc), KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),          \
-                              KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),               \
-                              kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), (uint32_t)(bar), (uint32_t)(mask),      \
-                              KBD_SITE)
+                              KBD_STILE_SHAPE(a), (aop), KBD_STILE_SHAPE(b), (bop), (accumulate), (uint32_t)(bar),     \
+                              (uint32_t)(mask), KBD_SITE)
+#define kbd__mma_issue_commit_at_(acc, a, b, accumulate, ta, tb, bar, mask)                                            \
+  kbd__umma_issue_commit_call_(acc, a, b, accumulate, ta, tb,                                                          \
+                               kbd__mma_desc_of(KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE)),                \
+                               kbd__mma_desc_of(KBD_STILE_SHAPE(b), kbd_hw_smem_addr((b).p, KBD_SITE)), bar, mask)
+/* kbd_mma_issue_commit_by_desc: the operands named by the caller's descriptors (checked against the tile types on the
+ * CPU machine). The MMA warp's elected thread moves them to uniform registers (R2UR) as the address forms do. */
+KBD_DEV uint64_t kbd__umma_desc_checked(kbd_smem_shape s, uint64_t d, const char *which, KBD_SITE_PARAMS) {
+  kbd__mma_desc_tile(KBD_MMA_SM100, s, d, which, KBD_SITE_ARGS);
+  return d;
+}
+#define kbd__mma_issue_commit_by_desc_(acc, a, b, adesc, bdesc, accumulate, ta, tb, bar, mask)                         \
+  kbd__umma_issue_commit_call_(                                                                                        \
+      acc, a, b, accumulate, ta, tb, kbd__umma_desc_checked(KBD_STILE_SHAPE(a), (uint64_t)(adesc), "A", KBD_SITE),     \
+      kbd__umma_desc_checked(KBD_STILE_SHAPE(b), (uint64_t)(bdesc), "B", KBD_SITE), bar, mask)
 KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PARAMS) {
   KBD_ELECT_ONE { kbd_hw_umma_commit_mc(bar, (uint16_t)mask, KBD_SITE_ARGS); }
 }
@@ -554,6 +686,19 @@ KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PAR
   do {                                                                                                                 \
     KBD__MMA_STATIC_CHECKS(acc, a, b);                                                                                 \
     kbd__mma_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)));                        \
+  } while (0)
+/* kbd_mma on stage s of two rings of operand tiles of types TA and TB (kbd_mma's static checks, the instructions'
+ * shape, majors and K-steps): A at descriptor a0 moved by s x astride bytes, B at b0 moved by s x bstride (a0, b0:
+ * kbd_mma_desc_of stage 0's tiles; kbd_mma_desc_advance). sm_90a. */
+#define KBD__MMA_RULE_RING                                                                                             \
+  "kbd_mma_ring is the sm_90a warpgroup's call (wgmma): on sm_100a the MMA warp names its stage's operands with "      \
+  "kbd_mma_issue_commit_by_desc"
+#define kbd_mma_ring(acc, TA, TB, a0, astride, b0, bstride, s, accumulate)                                             \
+  do {                                                                                                                 \
+    KBD__MMA_STATIC_CHECKS(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB));                                               \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100, KBD__MMA_RULE_RING);                                                        \
+    kbd__mma_ring_(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB), a0, astride, b0, bstride, s, accumulate,               \
+                   KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TA))), KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TB))));        \
   } while (0)
 #define kbd_mma_release(acc, empty)                                                                                    \
   do {                                                                                                                 \
@@ -576,6 +721,14 @@ KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PAR
     KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
     KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100, KBD__MMA_RULE_AT);                                                          \
     kbd__mma_release_at_(acc, addr, mask);                                                                             \
+  } while (0)
+/* sm_90a: wait for all but the newest MMA group, then lane r arrives on the barrier at addr's offset in cluster CTA r
+ * for each bit r of lanes (0..15; the caller's choice per warp, e.g. the stage's peers in one warp, 0 in the others) */
+#define kbd_mma_release_lanes(acc, addr, lanes)                                                                        \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 100, KBD__MMA_RULE_AT);                                                          \
+    kbd__mma_release_lanes_(acc, addr, lanes);                                                                         \
   } while (0)
 #define kbd_mma_wait_at(acc, addr, mask)                                                                               \
   do {                                                                                                                 \
@@ -609,6 +762,16 @@ KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PAR
     KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
     kbd__mma_issue_commit_at_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)), bar,    \
                               mask);                                                                                   \
+  } while (0)
+/* kbd_mma_issue_commit_at with the operands, tiles of types TA and TB, named by descriptors (kbd_mma_desc_of, moved
+ * by kbd_mma_desc_advance) */
+#define kbd_mma_issue_commit_by_desc(acc, TA, TB, adesc, bdesc, accumulate, bar, mask)                                 \
+  do {                                                                                                                 \
+    KBD__MMA_STATIC_CHECKS(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB));                                               \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
+    kbd__mma_issue_commit_by_desc_(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB), adesc, bdesc, accumulate,              \
+                                   KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TA))),                                       \
+                                   KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TB))), bar, mask);                           \
   } while (0)
 #define kbd_mma_commit(acc, bar)                                                                                       \
   do {                                                                                                                 \

@@ -399,6 +399,12 @@ static inline void kbd_hw_mbar_wait(uint64_t *bar, uint32_t parity, KBD_SITE_PAR
 static inline uint32_t kbd_hw_mbar_addr(uint64_t *bar, KBD_SITE_PARAMS) {
   return (uint32_t)kbd_cpu_mbar_off(kbd_cpu_self(), bar, "kbd_mbarrier_addr", KBD_SITE_ARGS);
 }
+/* kbd_mbarrier_addr_uniform: the same address; on the GPU a shuffle of the whole warp, so per-lane or elected code is
+ * a KBD_ERR_ISSUE fault here as it is a hang or undefined result there. */
+static inline uint32_t kbd_hw_mbar_addr_uniform(uint64_t *bar, KBD_SITE_PARAMS) {
+  kbd_cpu_check_collective(kbd_cpu_self(), "kbd_mbarrier_addr_uniform (shfl.sync)", KBD_SITE_ARGS);
+  return (uint32_t)kbd_cpu_mbar_off(kbd_cpu_self(), bar, "kbd_mbarrier_addr_uniform", KBD_SITE_ARGS);
+}
 /* The object at shared address addr of the running block; faults past its shared memory (alignment, liveness and
  * the rest are the pointer forms' checks). */
 static inline uint64_t *kbd_cpu_mbar_at(uint32_t addr, const char *what, const char *file, int line) {

@@ -236,5 +236,11 @@ static inline uint32_t kbd_hw_smem_addr(const void *p, KBD_SITE_PARAMS) {
   return (uint32_t)(a - lo);
 }
 
+/* kbd_mma_ring / kbd_mma_issue_commit_by_desc: the caller's descriptor `which` (A or B) broke rule `why`
+ * (kbd_mma_desc_tile_check, mma.h). The GPU has no twin: it reads whatever the descriptor names. */
+static inline void kbd_hw_mma_desc_fault(const char *which, uint64_t d, const char *why, KBD_SITE_PARAMS) {
+  kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS, "%s descriptor 0x%016llx: %s", which, (unsigned long long)d, why);
+}
+
 #endif /* KBD_MODE_CPU */
 #endif /* KBD_CPU_MMA_OPERAND_H */

@@ -100,6 +100,18 @@ KBD_DEV uint32_t kbd_hw_mbar_addr(uint64_t *bar, KBD_SITE_PARAMS) {
   return kbd_ptx_smem_u32(bar);
 }
 
+/* cvta.to.shared, then shfl.sync.idx.b32 of lane 0 (kbd_mbarrier_addr_uniform). ptxas rebuilds a plain shared address
+ * from the window's base in every iteration of a loop that is short of registers (S2UR SR_CgaCtaId, a move, ULEA and
+ * a move back: 4 instructions per k-block in the sm_90a GEMM); from the shuffle's result it keeps the value in a
+ * register there (measured, nvcc 13.0), and it knows it warp-uniform. Where ptxas proves the address uniform itself
+ * it may drop the shuffle. The warp must be converged (shfl.sync with the full mask). */
+KBD_DEV uint32_t kbd_hw_mbar_addr_uniform(uint64_t *bar, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+  uint32_t d;
+  asm volatile("shfl.sync.idx.b32 %0, %1, 0, 31, -1;" : "=r"(d) : "r"(kbd_ptx_smem_u32(bar)));
+  return d;
+}
+
 /* mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [addr], parity, in a loop (kbd_hw_mbar_wait) */
 KBD_DEV void kbd_hw_mbar_wait_at(uint32_t addr, uint32_t parity, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
