@@ -19,9 +19,10 @@
  *   Decode is bandwidth-bound: GB/s = (K + V bytes) / time, against the DRAM peak from the device attributes
  *   (or --peak-gbs). Rows marked L2 have K + V smaller than the L2: back-to-back calls may be served from it.
  * Timing: 3 warm-up calls, then --reps (default 7) samples of back-to-back attn_run calls (about 20 ms each)
- *   between two cudaEvents; the median time per call is reported (best in the BENCH lines). attn_run encodes three
- *   tensor maps and launches one kernel (two with splits > 1) per call; rows marked H were host-bound (the host
- *   took >= 90% of the GPU time per call to enqueue), so they measure the launch path, not the kernel.
+ *   between two cudaEvents; the median time per call is reported (best in the BENCH lines). attn_run encodes four
+ *   tensor maps (three with splits > 1) and launches one kernel (two with splits > 1) per call; rows marked H were
+ *   host-bound (the host took >= 90% of the GPU time per call to enqueue), so they measure the launch path, not the
+ *   kernel.
  * Every row is checked: three output rows (first, middle, last) against a double-precision reference on the host
  *   (tolerance as examples/attention/main.c). Inputs repeat a 2^22-element pseudo-random block so that the 16 GiB
  *   of K/V of the largest decode shape are filled by device-to-device copies.

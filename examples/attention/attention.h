@@ -79,6 +79,8 @@ typedef struct attn_params {
   int seq_q, seq_k, group;  /* group = heads_q / heads_kv */
   int causal, splits;
   float scale;
+  kbd_tensor_map om; /* splits == 1: o as q's map (64 x 64 boxes): the epilogue's TMA store, clipped at the
+                        group * seq_q rows of each (batch, kv head) */
 } attn_params;
 
 typedef struct attn_combine_params {

@@ -41,6 +41,10 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
    * waits there, the other one arrives - so each is a 256-thread barrier of its own id */
   KBD_WARP_RANGE(turn0, 4, 4 * ATTN_NC);
   KBD_WARP_RANGE(turn1, 4, 4 * ATTN_NC);
+  /* each consumer warpgroup on its own, for the epilogue's staging of O (with one consumer, wg1 names the same warps
+   * as wg0 under another barrier id and is never used) */
+  KBD_WARP_RANGE(wg0, 4, 4);
+  KBD_WARP_RANGE(wg1, 4 * ATTN_NC, 4);
 
   attn_smem l;
   const kbd_smem_plan plan = ATTN_LAYOUT(&l);
@@ -246,11 +250,29 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     }
     kbd_mma_wait(oacc);
 
-    /* O / sum and the log-sum-exp, chunk by chunk; rows past the end of the packed rows are not stored. A row
-     * that saw no key (or a split with no key block) has sum 0: O = 0, lse = -inf. */
+    /* O / sum and the log-sum-exp, chunk by chunk. A row that saw no key (or a split with no key block) has sum 0:
+     * O = 0, lse = -inf.
+     * splits == 1: O in the input type goes out through the TMA (FlashAttention-3's epilogue: whole 128-byte lines
+     * written by the async proxy instead of 64 masked 4-byte stores per thread, and the warps leave without waiting
+     * for them). The staging tile is this warpgroup's Q tile: only S = Q K^T reads it, and kbd_mma_wait(oacc) above
+     * was wgmma.wait_group 0 (sm_90a) / the wait for the commit that tracks every earlier tcgen05.mma of the issuing
+     * thread (sm_100a), so no MMA of this warpgroup still reads Q; the barrier below orders every warp's wait before
+     * any warp's first write (a wgmma is one operation of four warps: one warp's retirement does not order another
+     * warp's stores). The converted chunks are stored into Q with stmatrix, fenced for the async proxy, and after a
+     * second barrier one elected thread stores the 64 x head_dim tile with one kbd_tma_store3d: the tensor map's
+     * extent (group * seq_q rows per (batch, kv head), attention_run.c) clips the rows past the end of the packed
+     * rows, which are never written. splits > 1: the f32 partials keep their masked generic stores: a 64 x head_dim
+     * f32 tile is twice the Q tile's bytes, so staging it would take chunks and a wait between them, for the
+     * decode shapes whose few rows make this store a small share of the block's time. */
     const long long head0 = (long long)bh * rows; /* first packed row of this (batch, kv head) */
     const long long part = (long long)kbd_block_z() * kbd_grid_y() * rows + head0; /* splits > 1 */
+    const kbd_scope me = g == 0 ? wg0 : wg1;
+    const int leader = kbd_scope_warp(me) == 0;
     KBD_ROWVEC(f32, sc) lse;
+    /* every warp's last wgmma retired before any warp writes Q (explicit: not left to the rendezvous of the last
+     * P V's issue, which the CPU machine also accepts). Taken on the split path too: under `if (p.splits == 1)`
+     * ptxas allocated attn_bf16_128's main loop with 7 more instructions (835, against 828 here and 833 before) */
+    kbd_scope_sync(me);
     /* rolled: the body is compiled once (sm_90a: kbd_acc_load branches to the registers of chunk c) */
     KBD_NO_UNROLL
     for (int c = 0; c < ATTN_D; c += ATTN_OC) {
@@ -260,13 +282,25 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       if (p.splits == 1) {
         KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_OC) ob;
         kbd_convert(ob, o);
-        kbd_store2d((ATTN_T *)p.o + head0 * ATTN_D, ob, rows, ATTN_D, ATTN_D, mr0, c);
+        kbd_stile_store_at(q, ob, 0, c);
       } else {
         kbd_store2d(p.o_part + part * ATTN_D, o, rows, ATTN_D, ATTN_D, mr0, c);
       }
     }
-    if (p.splits == 1 && p.lse) kbd_vec_store_n(p.lse + head0 + mr0, lse, rows - mr0);
-    if (p.splits > 1) kbd_vec_store_n(p.lse_part + part + mr0, lse, rows - mr0);
+    if (p.splits == 1) {
+      kbd_fence_proxy_async(); /* this thread's stmatrix writes, before the TMA's async-proxy reads */
+      kbd_scope_sync(me);
+      if (leader && mr0 < rows) {
+        KBD_ELECT_ONE {
+          kbd_tma_store3d(&p.om, q, bh, mr0, 0);
+          kbd_bulk_commit_group();
+          kbd_bulk_wait_group_read(0); /* the store has read Q before its shared memory is released (the exit) */
+        }
+      }
+      if (p.lse) kbd_vec_store_n(p.lse + head0 + mr0, lse, rows - mr0);
+    } else {
+      kbd_vec_store_n(p.lse_part + part + mr0, lse, rows - mr0);
+    }
   }
   kbd_sync(); /* every Tensor Memory read is done before the columns are freed */
   if (kbd_warp_id() == 0) kbd_tmem_free(tmem, ATTN_TMEM_COLS);

@@ -41,6 +41,8 @@ KBD_STATIC_ASSERT(2 * ATTN_BN(ATTN_D) + ATTN_D <= ATTN_TMEM_COLS,
 
 KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_D256_THREADS, attn_params) {
 #if KBD_KERNEL_CODE /* nvcc's host pass needs only the launcher: it skips the body (docs/kernels.md) */
+  /* the softmax warpgroup: the epilogue's staging of O */
+  KBD_WARP_RANGE(me, 4, 4);
   attn_smem l;
   const kbd_smem_plan plan = attn_layout_fa4_256(&l);
   kbd_smem_plan_check_launch(&plan);
@@ -208,10 +210,17 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_D256_THREADS, attn_params) {
       }
     }
 
-    /* O / sum and the log-sum-exp, chunk by chunk; rows past the end of the packed rows are not stored. A row that
-     * saw no key has sum 0: O = 0, lse = -inf. */
+    /* O / sum and the log-sum-exp, chunk by chunk. A row that saw no key has sum 0: O = 0, lse = -inf.
+     * splits == 1: O in the input type goes out through the TMA, staged in this tile's Q (attention_kernel.h has the
+     * why). Q is dead here: only S = Q K^T reads it, and the wait above acquired the MMA warp's tcgen05.commit after
+     * the tile's last P V, which tracks every earlier tcgen05.mma of that thread, its last S among them (a tile without
+     * key blocks never loaded Q). Each thread writes its row's chunk (16-byte st.shared, TMEM_ACC), fences it for the
+     * async proxy, and after the warpgroup's barrier one elected thread stores the tile's 64 x 64 boxes (the box of
+     * o's map, as of q's) that start before the end of the packed rows; the map's extent clips the rest of the last
+     * one. splits > 1: the f32 partials keep their masked generic stores (attention_kernel.h). */
     const long long head0 = (long long)bh * rows; /* first packed row of this (batch, kv head) */
     const long long part = (long long)kbd_block_z() * kbd_grid_y() * rows + head0; /* splits > 1 */
+    ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, 0);
     KBD_ROWVEC(f32, sc) lse;
     KBD_NO_UNROLL
     for (int c = 0; c < ATTN_D; c += ATTN_OC) {
@@ -221,13 +230,33 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_D256_THREADS, attn_params) {
       if (p.splits == 1) {
         KBD_ACC_TILE(ATTN_DT, ATTN_SM, ATTN_OC) ob;
         kbd_convert(ob, o);
-        kbd_store2d((ATTN_T *)p.o + head0 * ATTN_D, ob, rows, ATTN_D, ATTN_D, r0, c);
+        kbd_stile_store_at(q, ob, 0, c);
       } else {
         kbd_store2d(p.o_part + part * ATTN_D, o, rows, ATTN_D, ATTN_D, r0, c);
       }
     }
-    if (p.splits == 1 && p.lse) kbd_vec_store_n(p.lse + head0 + r0, lse, rows - r0);
-    if (p.splits > 1) kbd_vec_store_n(p.lse_part + part + r0, lse, rows - r0);
+    if (p.splits == 1) {
+      kbd_fence_proxy_async(); /* this thread's stores, before the TMA's async-proxy reads */
+      kbd_scope_sync(me);
+      if (kbd_scope_warp(me) == 0) {
+        KBD_ELECT_ONE {
+          for (int c = 0; c < ATTN_D / 64; ++c)
+            for (int h = 0; h < ATTN_SM / ATTN_QBOX && r0 + ATTN_QBOX * h < rows; ++h) {
+              const size_t at = l.q + (size_t)0 * KBD_STILE_BYTES(q) + (size_t)(ATTN_SM * c + ATTN_QBOX * h) * 128u;
+              ATTN_QB box = KBD_SMEM_PLAN_STILE(ATTN_QB, smem, at, 0);
+              kbd_tma_store3d(&p.om, box, bh, r0 + ATTN_QBOX * h, 64 * c);
+            }
+          kbd_bulk_commit_group();
+        }
+      }
+      if (p.lse) kbd_vec_store_n(p.lse + head0 + r0, lse, rows - r0);
+      /* the stores have read Q before its shared memory is released (the block's exit) */
+      if (kbd_scope_warp(me) == 0) {
+        KBD_ELECT_ONE { kbd_bulk_wait_group_read(0); }
+      }
+    } else {
+      kbd_vec_store_n(p.lse_part + part + r0, lse, rows - r0);
+    }
   } else if (kbd_warpgroup_id() == 2) {
     KBD_ACC(f32, ATTN_SM, 8) fac;
     KBD_ACC(f32, ATTN_SM, ATTN_D) oacc;

@@ -199,6 +199,8 @@ kbd_status attn_run(const attn_args *a) {
   p.scale = a->scale > 0.0f ? a->scale : 1.0f / sqrtf((float)d);
   const long long total = heads * rows; /* = batch * heads_q * seq_q */
   if (a->splits == 1) {
+    /* the kernels store O through the TMA: the map's rows extent is where the last query block's rows are clipped */
+    if (!kbd_ok(s = attn_map(&p.om, a->o, a->dtype, d, rows, rows, heads, ATTN_WM))) return s;
     p.o = a->o;
     p.lse = a->lse;
   } else {

@@ -189,6 +189,7 @@ static inline kbd_status at_launch_text(at_kernel kernel, const at_problem *p, c
   if (!kbd_ok(s = at_map_d(&a.q, p->dq, rows, heads, p->d, ATTN_WM))) return s;
   if (!kbd_ok(s = at_map_d(&a.k, p->dk, p->seq_k, heads, p->d, ATTN_BN(p->d)))) return s;
   if (!kbd_ok(s = at_map_d(&a.v, p->dv, p->seq_k, heads, p->d, ATTN_BN(p->d)))) return s;
+  if (!kbd_ok(s = at_map_d(&a.om, r->o, rows, heads, p->d, ATTN_WM))) return s; /* the epilogue's TMA store */
   if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
   a.o = r->o, a.lse = r->lse;
   a.seq_q = p->seq_q, a.seq_k = p->seq_k, a.group = group, a.causal = p->causal, a.splits = 1;

@@ -86,6 +86,7 @@ static kbd_status at_launch(at_kernel kernel, const at_problem *p, const at_out 
   MT_ASSERT_OK(at_map(&a.q, p->dq, rows, heads, ATTN_WM));
   MT_ASSERT_OK(at_map(&a.k, p->dk, p->seq_k, heads, ATTN_BN(64)));
   MT_ASSERT_OK(at_map(&a.v, p->dv, p->seq_k, heads, ATTN_BN(64)));
+  MT_ASSERT_OK(at_map(&a.om, r->o, rows, heads, ATTN_WM)); /* the epilogue's TMA store */
   a.o = r->o, a.lse = r->lse;
   a.seq_q = p->seq_q, a.seq_k = p->seq_k, a.group = group, a.causal = p->causal, a.splits = 1;
   a.scale = p->scale > 0.0f ? p->scale : 0.125f;
