@@ -149,8 +149,8 @@ static void test_inside_lands(void **state) {
 /* Across the end of the allocation: a bounds report at the issuing call, naming the destination. */
 static void test_past_the_end_is_reported(void **state) {
   (void)state;
-  static const char *const role[] = {"kbd_tma_load destination", "kbd_bulk_load destination",
-                                     "kbd_tma_store destination", "kbd_bulk_store destination"};
+  static const char *const role[] = {"kbd_tma_load2d destination", "kbd_bulk_load destination",
+                                     "kbd_tma_store2d destination", "kbd_bulk_store destination"};
   int reports = 0;
   for (int which = AB_TMA_LOAD; which <= AB_BULK_STORE; ++which) {
     const kbd_status s = run_ab(which, AB_PAST_DYN);

@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "exact_host.h"
 #include "machine_test.h"
 
 enum { ML_OK, ML_PARITY_STUCK, ML_RELEASE_EARLY };
@@ -111,29 +112,18 @@ KBD_KERNEL(ml_kernel, 256, ml_params) {
   if (kbd_warp_id() == 0) kbd_tmem_free(tm, 128);
 }
 
-static float ml_value(int i, int j, int salt) { return (float)(((i * 5 + j * 3 + salt * 7) % 9) - 4) / 4.0f; }
-
 static kbd_status ml_run(int tiles, int brk) {
   enum { NA = 2 * ML_M * ML_K, NB = 2 * ML_N * ML_K };
   static kbd_bf16 ha[NA], hb[NB];
   for (int s = 0; s < 2; ++s) {
-    for (int i = 0; i < ML_M; ++i)
-      for (int k = 0; k < ML_K; ++k)
-        ha[(s * ML_M + i) * ML_K + k] = kbd_f32_to_bf16(ml_value(i, k, 1 + s));
-    for (int i = 0; i < ML_N; ++i)
-      for (int k = 0; k < ML_K; ++k)
-        hb[(s * ML_N + i) * ML_K + k] = kbd_f32_to_bf16(ml_value(i, k, 3 + s));
+    xh_fill_bf16(ha + s * ML_M * ML_K, ML_M, ML_K, 1 + s);
+    xh_fill_bf16(hb + s * ML_N * ML_K, ML_N, ML_K, 3 + s);
   }
   const size_t dn = (size_t)tiles * ML_M * ML_N;
   float *hd = malloc(sizeof(float) * dn);
   assert_non_null(hd);
-  kbd_bf16 *da, *db;
-  float *dd;
-  assert_int_equal(kbd_malloc((void **)&da, sizeof ha).code, KBD_OK);
-  assert_int_equal(kbd_malloc((void **)&db, sizeof hb).code, KBD_OK);
-  assert_int_equal(kbd_malloc((void **)&dd, sizeof(float) * dn).code, KBD_OK);
-  assert_int_equal(kbd_copy_to_device(da, ha, sizeof ha).code, KBD_OK);
-  assert_int_equal(kbd_copy_to_device(db, hb, sizeof hb).code, KBD_OK);
+  kbd_bf16 *da = (kbd_bf16 *)xh_upload(ha, sizeof ha), *db = (kbd_bf16 *)xh_upload(hb, sizeof hb);
+  float *dd = (float *)xh_upload(NULL, sizeof(float) * dn);
   const ml_params p = {da, db, dd, tiles, brk};
   const kbd_status st = ml_kernel(kbd_cfg_1d(1), p);
   if (st.code == KBD_OK) {
@@ -143,9 +133,7 @@ static kbd_status ml_run(int tiles, int brk) {
         for (int j = 0; j < ML_N; ++j) {
           double ref = 0;
           for (int s = 0; s < 2; ++s)
-            for (int k = 0; k < ML_K; ++k)
-              ref += (double)kbd_bf16_to_f32(ha[(s * ML_M + i) * ML_K + k]) *
-                     (double)kbd_bf16_to_f32(hb[(s * ML_N + j) * ML_K + k]);
+            ref += xh_dot_bf16(ha + (s * ML_M + i) * ML_K, hb + (s * ML_N + j) * ML_K, ML_K);
           const float got = hd[((size_t)t * ML_M + (size_t)i) * ML_N + (size_t)j];
           if ((double)got != ref) fail_msg("tile %d: D[%d][%d] = %.9g, want %.9g", t, i, j, got, ref);
         }

@@ -33,7 +33,9 @@ enum {
   V_NOBAR,       /* warp 1 stores the operands; the issuers do not synchronise with it */
   V_NOWAIT,      /* TMA operands; nobody waits on the mbarrier */
   V_WAR_EARLY,   /* warp 1 rewrites an A byte after the issue, before the MMA retires */
-  V_WAR_LATE,    /* ... after the retirement, without waiting for the consumer's release */
+  V_WAR_LATE,    /* ... after the retirement, without waiting for the consumer's release (sm_90: after its own
+                    wgmma.wait_group, which completes the warpgroup's wgmma: clean) */
+  V_WAR_SIBLING, /* sm_90: warp 1 rewrites an A byte before its own wait_group; warp 0 waited, nothing orders it */
   V_WAR_TMA,     /* a TMA reload into A before the MMA retires */
   V_TOUCH,       /* sm_90: the accumulator is read before wgmma.wait_group */
   V_NOWAITG,     /* sm_90: committed, never waited for */
@@ -183,8 +185,9 @@ KBD_KERNEL(k_mma, 128, tp) {
     if (v == V_TOUCH) {
       MT_MARK(line_touch); kbd_hw_wgmma_acc_touch(&dreg[0][0], 256, mb * h, KBD_SITE);
     }
-    if (v != V_NOCOMMIT && v != V_NOWAITG) kbd_hw_wgmma_wait(0, KBD_SITE);
-    if (v == V_WAR_LATE && w == 1) t_rewrite(A);
+    if (v != V_NOCOMMIT && v != V_NOWAITG && !(v == V_WAR_SIBLING && w != 0)) kbd_hw_wgmma_wait(0, KBD_SITE);
+    if ((v == V_WAR_LATE || v == V_WAR_SIBLING) && w == 1) t_rewrite(A);
+    if (v == V_WAR_SIBLING && w != 0) kbd_hw_wgmma_wait(0, KBD_SITE);
     if (v != V_NOCOMMIT && v != V_NOWAITG) kbd_hw_wgmma_acc_touch(&dreg[0][0], 256, mb * h, KBD_SITE);
     for (int b = 0; b < mb; ++b)
       for (int l = 0; l < 32; ++l)
@@ -627,19 +630,34 @@ static void test_bad_operands(void **state) {
   T_EXPECT(V_NOWAIT, 1, KBD_ERR_POISON, MT_LINE(line_mma), "asynchronous copy is still writing");
 }
 
+/* sm_90a: a warp's wgmma.wait_group completes the warpgroup's wgmma, operand reads included (PTX ISA 9.7.15.7.3: the
+ * groups "committed by the executing threads are complete"), so the warp may then write the operands; a warp that
+ * has not waited itself, with nothing ordering it after a sibling's wait, may not. sm_100a: the MMA's reads end at
+ * the commit, which the rewriting warp does not wait for. */
+#if KBD_MMA_ARCH == 90
+#define T_WAR_LATE V_WAR_SIBLING
+#else
+#define T_WAR_LATE V_WAR_LATE
+#endif
 static void test_bad_war(void **state) {
   (void)state;
   T_EXPECT(V_WAR_EARLY, 0, KBD_ERR_RACE, MT_LINE(line_war), "write after read");
   T_EXPECT(V_WAR_EARLY, 1, KBD_ERR_RACE, MT_LINE(line_war), "write after read");
-  T_EXPECT(V_WAR_LATE, 0, KBD_ERR_RACE, MT_LINE(line_war), "write after read");
+  T_EXPECT(T_WAR_LATE, 0, KBD_ERR_RACE, MT_LINE(line_war), "write after read");
   T_EXPECT(V_WAR_TMA, 1, KBD_ERR_RACE, MT_LINE(line_tma), "write after read");
   /* the same reports under seeds: the line of the offending write, whichever order the warps ran in */
   for (long seed = 0; seed < 6; ++seed) {
     mt_env(1, seed);
     T_EXPECT(V_WAR_EARLY, 0, KBD_ERR_RACE, MT_LINE(line_war), "write after read");
-    T_EXPECT(V_WAR_LATE, 1, KBD_ERR_RACE, MT_LINE(line_war), "write after read");
+    T_EXPECT(T_WAR_LATE, 1, KBD_ERR_RACE, MT_LINE(line_war), "write after read");
+#if KBD_MMA_ARCH == 90
+    MT_ASSERT_OK(t_bad(V_WAR_LATE, (int)(seed & 1), 0));
+#endif
   }
   mt_env(1, -1);
+#if KBD_MMA_ARCH == 90
+  MT_ASSERT_OK(t_bad(V_WAR_LATE, 0, 0));
+#endif
 }
 
 static void test_bad_descriptors(void **state) {

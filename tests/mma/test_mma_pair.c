@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "machine_test.h"
+#include "pipe_case.h"
 
 enum { PR_OK, PR_ODD_ISSUES, PR_COMMIT_ONE, PR_NO_PEER_ALLOC, PR_EXPECT_HALF, PR_MIX, PR_FREE_EARLY, PR_RELEASE_EARLY };
 
@@ -120,52 +121,20 @@ KBD_KERNEL(pr_kernel, 256, pr_params) {
     kbd_tmem_free_pair(tm, 128);
 }
 
-static float pr_value(int i, int j, int salt) { return (float)(((i * 5 + j * 3 + salt * 7) % 9) - 4) / 4.0f; }
-
 /* `pairs` pairs in one cluster of 2 * pairs CTAs, each computing `tiles` 256 x PN tiles over kt * PK of K.
  * Returns the status and, when it ran, checks every element (exact). */
 static kbd_status pr_run(int pairs, int tiles, int kt, int brk) {
-  const int M = pairs * tiles * 256, K = kt * PK;
-  kbd_bf16 *ha = malloc(sizeof(kbd_bf16) * (size_t)M * (size_t)K), *hb = malloc(sizeof(kbd_bf16) * PN * (size_t)K);
-  float *hd = malloc(sizeof(float) * (size_t)M * PN);
-  assert_non_null(ha), assert_non_null(hb), assert_non_null(hd);
-  for (int i = 0; i < M; ++i)
-    for (int k = 0; k < K; ++k) ha[(size_t)i * K + k] = kbd_f32_to_bf16(pr_value(i, k, 1));
-  for (int j = 0; j < PN; ++j)
-    for (int k = 0; k < K; ++k) hb[(size_t)j * K + k] = kbd_f32_to_bf16(pr_value(j, k, 2));
-  kbd_bf16 *da, *db;
-  float *dd;
-  assert_int_equal(kbd_malloc((void **)&da, sizeof(kbd_bf16) * (size_t)M * K).code, KBD_OK);
-  assert_int_equal(kbd_malloc((void **)&db, sizeof(kbd_bf16) * PN * (size_t)K).code, KBD_OK);
-  assert_int_equal(kbd_malloc((void **)&dd, sizeof(float) * (size_t)M * PN).code, KBD_OK);
-  assert_int_equal(kbd_copy_to_device(da, ha, sizeof(kbd_bf16) * (size_t)M * K).code, KBD_OK);
-  assert_int_equal(kbd_copy_to_device(db, hb, sizeof(kbd_bf16) * PN * (size_t)K).code, KBD_OK);
+  pc_gemm g;
   pr_params p;
   memset(&p, 0, sizeof p);
-  kbd_tensor_map_desc ta = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, da, (uint64_t)M, (uint64_t)K, (uint64_t)K * 2u,
-                                                  128, PK, KBD_TMAP_SWIZZLE_128B);
-  kbd_tensor_map_desc tb = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, db, PN, (uint64_t)K, (uint64_t)K * 2u, PN / 2, PK,
-                                                  KBD_TMAP_SWIZZLE_128B);
-  assert_int_equal(kbd_tensor_map_encode(&p.ma, &ta).code, KBD_OK);
-  assert_int_equal(kbd_tensor_map_encode(&p.mb, &tb).code, KBD_OK);
-  p.d = dd;
+  pc_setup(&g, pairs * tiles * 256, PN, kt * PK, &p.ma, 128, &p.mb, PN / 2, PK);
+  p.d = g.dd;
   p.tiles = tiles;
   p.kt = kt;
   p.brk = brk;
   const kbd_status st = pr_kernel(kbd_cfg_cluster(kbd_cfg_1d((unsigned)(2 * pairs)), (unsigned)(2 * pairs), 1, 1), p);
-  if (st.code == KBD_OK) {
-    assert_int_equal(kbd_copy_to_host(hd, dd, sizeof(float) * (size_t)M * PN).code, KBD_OK);
-    for (int i = 0; i < M; ++i)
-      for (int j = 0; j < PN; ++j) {
-        double ref = 0;
-        for (int k = 0; k < K; ++k)
-          ref += (double)kbd_bf16_to_f32(ha[(size_t)i * K + k]) * (double)kbd_bf16_to_f32(hb[(size_t)j * K + k]);
-        const float got = hd[(size_t)i * PN + (size_t)j];
-        if ((double)got != ref) fail_msg("D[%d][%d] = %.9g, want %.9g", i, j, got, ref);
-      }
-  }
-  kbd_free(da), kbd_free(db), kbd_free(dd);
-  free(ha), free(hb), free(hd);
+  if (st.code == KBD_OK) pc_check(&g);
+  pc_free(&g);
   return st;
 }
 

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "exact_host.h"
 #include "machine_test.h"
 
 enum { MW_OK, MW_WAIT_WRONG, MW_RELEASE_EARLY, MW_NO_EMPTY_WAIT, MW_NO_FULL_WAIT, MW_COMMIT_OTHER_WARP };
@@ -112,25 +113,16 @@ KBD_KERNEL(mw_kernel, 256, mw_params) {
   if (kbd_warp_id() == 0) kbd_tmem_free(tm, 128);
 }
 
-static float mw_value(int i, int j, int salt) { return (float)(((i * 5 + j * 3 + salt * 7) % 9) - 4) / 4.0f; }
-
 /* Runs T tiles; returns the status and, when it ran, checks every element of every tile (exact). */
 static kbd_status mw_run(int tiles, int brk) {
   kbd_bf16 ha[MW_M * MW_K], hb[MW_N * MW_K];
-  for (int i = 0; i < MW_M; ++i)
-    for (int k = 0; k < MW_K; ++k) ha[i * MW_K + k] = kbd_f32_to_bf16(mw_value(i, k, 1));
-  for (int i = 0; i < MW_N; ++i)
-    for (int k = 0; k < MW_K; ++k) hb[i * MW_K + k] = kbd_f32_to_bf16(mw_value(i, k, 2));
+  xh_fill_bf16(ha, MW_M, MW_K, 1);
+  xh_fill_bf16(hb, MW_N, MW_K, 2);
   const size_t dn = (size_t)tiles * MW_M * MW_N;
   float *hd = malloc(sizeof(float) * dn);
   assert_non_null(hd);
-  kbd_bf16 *da, *db;
-  float *dd;
-  assert_int_equal(kbd_malloc((void **)&da, sizeof ha).code, KBD_OK);
-  assert_int_equal(kbd_malloc((void **)&db, sizeof hb).code, KBD_OK);
-  assert_int_equal(kbd_malloc((void **)&dd, sizeof(float) * dn).code, KBD_OK);
-  assert_int_equal(kbd_copy_to_device(da, ha, sizeof ha).code, KBD_OK);
-  assert_int_equal(kbd_copy_to_device(db, hb, sizeof hb).code, KBD_OK);
+  kbd_bf16 *da = (kbd_bf16 *)xh_upload(ha, sizeof ha), *db = (kbd_bf16 *)xh_upload(hb, sizeof hb);
+  float *dd = (float *)xh_upload(NULL, sizeof(float) * dn);
   const mw_params p = {da, db, dd, tiles, brk};
   const kbd_status st = mw_kernel(kbd_cfg_1d(1), p);
   if (st.code == KBD_OK) {
@@ -138,9 +130,7 @@ static kbd_status mw_run(int tiles, int brk) {
     for (int t = 0; t < tiles; ++t)
       for (int i = 0; i < MW_M; ++i)
         for (int j = 0; j < MW_N; ++j) {
-          double ref = 0;
-          for (int k = 0; k < MW_K; ++k)
-            ref += (double)kbd_bf16_to_f32(ha[i * MW_K + k]) * (double)kbd_bf16_to_f32(hb[j * MW_K + k]);
+          double ref = xh_dot_bf16(ha + i * MW_K, hb + j * MW_K, MW_K);
           if (t % 3 == 1) ref *= 2;
           const float got = hd[((size_t)t * MW_M + (size_t)i) * MW_N + (size_t)j];
           if ((double)got != ref) fail_msg("tile %d: D[%d][%d] = %.9g, want %.9g", t, i, j, got, ref);

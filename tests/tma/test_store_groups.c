@@ -129,7 +129,7 @@ static kbd_status run_sg(sg_params p, long seed) {
 }
 
 static const char *sg_what(const sg_params *p, char *buf, size_t n) {
-  return mt_fmt(buf, n, "%s, %s(%d), overwrite group %d of 3 by %s", p->tma ? "kbd_tma_store" : "kbd_bulk_store",
+  return mt_fmt(buf, n, "%s, %s(%d), overwrite group %d of 3 by %s", p->tma ? "kbd_tma_store2d" : "kbd_bulk_store",
                 p->plain ? "kbd_bulk_wait_group" : "kbd_bulk_wait_group_read", p->n, p->target,
                 p->other_warp ? "warp 1 after kbd_sync" : "the issuing thread");
 }
@@ -161,7 +161,7 @@ static void test_wait_keeps_the_n_newest(void **state) {
                            kbd_code_name(s.code), s.msg);
                 MT_ASSERT_AT(s, MT_LINE(sg_write_line));
                 MT_ASSERT_HAS(s, mt_fmt(b, sizeof b, "that the %s issued at %s:%d (warp 0) may still be reading",
-                                        tma ? "kbd_tma_store" : "kbd_bulk_store", __FILE__,
+                                        tma ? "kbd_tma_store2d" : "kbd_bulk_store", __FILE__,
                                         MT_LINE(sg_issue_line[target])));
                 ++races;
               } else {

@@ -503,7 +503,7 @@ static void test_uniform_issue(void **state) {
   const kbd_status s = run_mode(&cases[0], T_UNIFORM_ISSUE, NULL);
   MT_ASSERT_CODE(s, KBD_ERR_ISSUE);
   MT_ASSERT_AT(s, MT_LINE(tl_line));
-  MT_ASSERT_HAS(s, "kbd_tma_load in warp-uniform code");
+  MT_ASSERT_HAS(s, "kbd_tma_load2d in warp-uniform code");
 }
 
 static void test_map_mismatch(void **state) {
@@ -546,7 +546,7 @@ static void test_store_without_fence(void **state) {
    * under other schedules they may have, unordered: a race. Never clean. */
   s = run_mode(&cases[0], T_STORE_NO_BARRIER, NULL);
   MT_ASSERT_CODE(s, KBD_ERR_POISON);
-  MT_ASSERT_HAS(s, "kbd_tma_store reads never-written shared memory");
+  MT_ASSERT_HAS(s, "kbd_tma_store2d reads never-written shared memory");
   for (long seed = 1; seed < 8; ++seed) {
     mt_env(1, seed);
     s = run_mode(&cases[0], T_STORE_NO_BARRIER, NULL);
@@ -559,7 +559,7 @@ static void test_store_source_overwritten(void **state) {
   const kbd_status s = run_mode(&cases[0], T_STORE_OVERWRITE, NULL);
   MT_ASSERT_CODE(s, KBD_ERR_RACE);
   MT_ASSERT_HAS(s, "may still be reading");
-  MT_ASSERT_HAS(s, "kbd_tma_store issued at");
+  MT_ASSERT_HAS(s, "kbd_tma_store2d issued at");
 }
 
 static void test_store_not_waited(void **state) {
@@ -575,7 +575,7 @@ static void test_store_negative(void **state) {
   const kbd_status s = run_mode(&cases[0], T_STORE_NEGATIVE, NULL);
   MT_ASSERT_CODE(s, KBD_ERR_INVALID);
   MT_ASSERT_AT(s, MT_LINE(tl_line));
-  MT_ASSERT_HAS(s, "must start at non-negative coordinates");
+  MT_ASSERT_HAS(s, "kbd_tma_store2d: col is -1; a TMA store's box must start at non-negative coordinates");
 }
 
 int main(void) {

@@ -275,7 +275,7 @@ static inline void kbd_hw_tma_load_multicast(void *dst, uint32_t line_bytes, uin
                                              const kbd_tensor_map *map, uint64_t *bar, int rank, uint16_t mask,
                                              int32_t c0, int32_t c1, int32_t c2, int32_t c3, int32_t c4,
                                              KBD_SITE_PARAMS) {
-  const char *what = "kbd_tma_load_multicast";
+  const char *what = kbd_cpu_tma_name(KBD_CPU_TN_LOAD_MULTICAST, rank, 0);
   kbd_cpu_warp *w = kbd_cpu_self();
   kbd_cpu_group *G = w->cta->G;
   kbd_cpu_mbar_single(w, what, KBD_SITE_ARGS); /* before the mask: an issue from 32 threads is the first error */
@@ -287,14 +287,14 @@ static inline void kbd_hw_tma_load_multicast(void *dst, uint32_t line_bytes, uin
   const int32_t c[5] = {c0, c1, c2, c3, c4};
   const uint32_t bytes = line_bytes * lines;
   const size_t off = kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c,
-                                            KBD_CPU_TMA_WHAT("kbd_tma_load_multicast"), KBD_SITE_ARGS);
+                                            KBD_CPU_TMA_WHAT(KBD_CPU_TN_LOAD_MULTICAST, rank), KBD_SITE_ARGS);
   for (int r = 0; r < G->nctas; ++r) {
     if (!(mask >> r & 1u)) continue;
     kbd_cpu_cta *peer = G->ctas[r];
     if (peer != w->cta) {
       kbd_cpu_dsmem_reachable(w, peer, what, KBD_SITE_ARGS);
       kbd_cpu_check_smem_in(peer, peer->smem + off, bytes, KBD_SITE_ARGS,
-                            "kbd_tma_load_multicast destination in a peer CTA (the same offset in every CTA: place "
+                            "the multicast's destination in a peer CTA (the same offset in every CTA: place "
                             "multicast tiles in dynamic shared memory)");
     }
     kbd_cpu_mbar *m = kbd_cpu_peer_mbar(w, peer, bar, what, KBD_SITE_ARGS);

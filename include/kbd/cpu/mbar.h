@@ -185,6 +185,7 @@ static inline void kbd_cpu_mbar_count_check(const kbd_cpu_warp *w, const kbd_cpu
 static inline void kbd_cpu_mbar_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int count, const char *what,
                                          const char *file, int line) {
   kbd_cpu_mbar_count_check(w, m, count, what, file, line);
+  if (w->cta->mma_arrive) w->cta->mma_arrive(w, m, file, line); /* before the tick: the clock this arrive releases */
   /* Release: the phase carries what this warp did so far to the warps that wait for it, and the tcgen05
    * completions it knows of (of its own CTA: a peer's barrier numbers another CTA's warps). */
   kbd_cpu_release_into(m->clk, w);
@@ -204,6 +205,7 @@ static inline void kbd_cpu_mbar_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int c
 static inline void kbd_cpu_mbar_read_arrivals(kbd_cpu_warp *w, kbd_cpu_mbar *m, int count, const char *what,
                                               const char *file, int line) {
   kbd_cpu_mbar_count_check(w, m, count, what, file, line);
+  if (w->cta->mma_arrive) w->cta->mma_arrive(w, m, file, line);
   kbd_cpu_rk_release_reads(&m->rk, w, file, line);
   kbd_cpu_tick(w);
   m->pending -= count;

@@ -20,9 +20,10 @@
  *
  * Races on the operands. The issue only CHECKS the operand bytes (delivered, fenced if generic, ordered
  * before the issuing warp) and hashes their shadow state; the async proxy's read is recorded once, when the
- * operation retires: for a wgmma at its first retirement by any warp of the warpgroup, under warp 0 of the
- * warpgroup at that warp's current clock (kbd_mma_release arrives on the stage's `empty` barrier from warp 0
- * only, after its own wait_group, so a producer ordered after that arrive is ordered after this read); for
+ * operation retires: for a wgmma at its first retirement by any warp of the warpgroup, under that warp at its
+ * clock then, which every warp that retires the group later acquires (kbd_mma_release arrives on the stage's
+ * `empty` barrier from warp 0 only, after its own wait_group, so a producer ordered after that arrive is ordered
+ * after this read; an arrive made before the arriving warp's own wait is an early release: cpu/mma_wgmma.h); for
  * tcgen05 at the commit, under the committing warp, before its arrive. A producer that rewrote operand bytes
  * between the issue and the retirement changes their shadow hash (reported at the retirement, naming the
  * write's file:line); one that writes them after the retirement without waiting is a write-after-read race

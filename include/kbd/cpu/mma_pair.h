@@ -253,7 +253,7 @@ static inline void kbd_hw_umma_commit_pair(uint64_t *bar, uint16_t mask, KBD_SIT
 static inline void kbd_hw_tma_load_pair(void *dst, uint32_t line_bytes, uint32_t lines, int swizzle,
                                         const kbd_tensor_map *map, uint64_t *bar, int rank, int32_t c0, int32_t c1,
                                         int32_t c2, int32_t c3, int32_t c4, KBD_SITE_PARAMS) {
-  const char *what = "kbd_tma_load_pair";
+  const char *what = kbd_cpu_tma_name(KBD_CPU_TN_LOAD_PAIR, rank, 0);
   kbd_cpu_warp *w = kbd_cpu_self();
   kbd_cpu_mma_arch(100, "cp.async.bulk.tensor .cta_group::2", KBD_SITE_ARGS);
   kbd_cpu_cta *peer = kbd_cpu_pair_peer(w, what, KBD_SITE_ARGS);
@@ -261,7 +261,7 @@ static inline void kbd_hw_tma_load_pair(void *dst, uint32_t line_bytes, uint32_t
   const int32_t c[5] = {c0, c1, c2, c3, c4};
   const uint32_t bytes = line_bytes * lines;
   const size_t off = kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c,
-                                            KBD_CPU_TMA_WHAT("kbd_tma_load_pair"), KBD_SITE_ARGS);
+                                            KBD_CPU_TMA_WHAT(KBD_CPU_TN_LOAD_PAIR, rank), KBD_SITE_ARGS);
   kbd_cpu_mbar *m = kbd_cpu_peer_mbar(w, even, bar, what, KBD_SITE_ARGS);
   kbd_cpu_copy_issue_to(w->cta, even, w, m, off, bytes, map, kbd_cpu_tma_land, c, what, KBD_SITE_ARGS);
   kbd_cpu_prof_tma(0, bytes);

@@ -33,6 +33,8 @@ typedef struct kbd_cpu_wgop {
   unsigned mask;    /* warps (id % 4) that issued it */
   unsigned retired; /* warps that retired it */
   int read_done;    /* the async read of its operands was recorded (first retirement) */
+  int read_gid;     /* ... under the warp that retired it first (group index), at its clock read_clk */
+  uint32_t read_clk;
   int n, dtype, saturate;
   const char *file; /* first issue */
   int line, first_warp;
@@ -55,6 +57,11 @@ typedef struct kbd_cpu_wgop {
   double *bt;
   uint32_t *bunits;
   int nbunits;
+  /* mbarrier arrives made while the wgmma was pending in the arriving warp (kbd_cpu_wg_arrive): a write into its
+   * operand units [lo, hi) ordered after one of them, before the wgmma retired, is reported at that arrive */
+  int nrel;
+  kbd_cpu_wgrel rel[KBD_CPU_WGRELS];
+  uint32_t lo, hi;
 } kbd_cpu_wgop;
 
 typedef struct kbd_cpu_wg {
@@ -62,11 +69,12 @@ typedef struct kbd_cpu_wg {
   int first, n, cap;
 } kbd_cpu_wg;
 
-typedef struct kbd_cpu_wgq {    /* one warp's wgmma bookkeeping */
-  int issued;                   /* ops of its warpgroup this warp issued (its next op's number) */
-  int committed;                /* ops before this number are in committed groups */
-  int retired;                  /* ops before this number are retired in this warp */
-  int ng, g0;                   /* groups committed, first not yet waited for */
+typedef struct kbd_cpu_wgq { /* one warp's wgmma bookkeeping */
+  int issued;                /* ops of its warpgroup this warp issued (its next op's number) */
+  int committed;             /* ops before this number are in committed groups */
+  int retired;               /* ops before this number are retired in this warp */
+  int ng, g0;                /* groups committed, first not yet waited for */
+  int wait_ng, wait_n;       /* at the warp's last wgmma.wait_group: ng then, and its N (an early release's report) */
   int gend[KBD_CPU_MMA_GROUPS]; /* ring: end op number of group g at gend[g % KBD_CPU_MMA_GROUPS] */
 } kbd_cpu_wgq;
 
@@ -329,6 +337,7 @@ static inline kbd_cpu_mma_state *kbd_cpu_mma_of(kbd_cpu_cta *cta) {
     if (S->tm_clk && cta->sh.base < S->base) memset(S->tm_clk, 0, sizeof(uint32_t) * KBD_TMEM_LANES * KBD_TMEM_COLS);
     kbd_cpu_mma_clear(S);
     kbd_cpu_ts_reset(S);
+    cta->wg_early = 0;
     S->nalloc = 0;
     S->relinquished = 0;
     S->group = 0;

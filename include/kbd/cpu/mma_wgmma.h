@@ -76,6 +76,104 @@ static inline void kbd_cpu_wgmma_reg_operand(const unsigned char *areg, int alda
     }
 }
 
+/* ---- a stage released while a wgmma still reads it (docs/design/shadow-and-races.md, "Early stage release") ----
+ * The machine does not know which bytes an mbarrier guards, so an arrive made while a wgmma is pending is not a fault
+ * by itself (the GEMM arrives for the previous stage while the newest group still reads the current one). It is
+ * remembered on each wgmma still pending in the arriving warp - issued and not retired by that warp's own
+ * wgmma.wait_group, as the GPU counts: one warp's wait does not complete another warp's view - and blamed only when
+ * a write into that wgmma's operand units is ordered after the arrive and not after the wgmma's completion, which is a
+ * race whatever the barrier: then that arrive is what let the writer in. */
+
+/* Early arrives rel[0..nrel) of op, whose reads are in the shadow (under op->read_gid at op->read_clk): remembered so
+ * that a later write-after-read race on them names the arrive (kbd_cpu_wg_early_race). */
+static inline void kbd_cpu_wg_early_read(kbd_cpu_cta *cta, const kbd_cpu_wgop *op, const kbd_cpu_wgrel *rel, int nrel) {
+  kbd_cpu_wgrel_read *e = &cta->wgrel_reads[cta->nwgrel_reads++ % KBD_CPU_WGREL_READS];
+  e->rclk = op->read_clk;
+  e->reader = op->read_gid;
+  e->file = op->file;
+  e->line = op->line;
+  e->nrel = nrel;
+  memcpy(e->rel, rel, sizeof e->rel[0] * (size_t)nrel);
+}
+
+/* The first retirement of op, which carries early arrives. */
+static inline void kbd_cpu_wg_early_retired(kbd_cpu_cta *cta, const kbd_cpu_wgop *op) {
+  cta->wg_early--;
+  kbd_cpu_wg_early_read(cta, op, op->rel, op->nrel);
+}
+
+/* An mbarrier arrive by w (kbd/cpu/mbar.h calls it before the arrive's release). */
+static inline void kbd_cpu_wg_arrive(kbd_cpu_warp *w, const kbd_cpu_mbar *m, const char *file, int line) {
+  kbd_cpu_cta *cta = w->cta;
+  kbd_cpu_mma_state *S = (kbd_cpu_mma_state *)cta->mma;
+  if (!S || S->base != cta->sh.base) return;
+  const kbd_cpu_wgq *wq = &S->wq[w->id];
+  if (wq->retired == wq->issued) return;
+  const kbd_cpu_wg *g = &S->wg[w->id / 4];
+  const kbd_cpu_cta *mcta = cta; /* the barrier's CTA: a remote arrive names a peer's */
+  for (int i = 0; i < cta->G->nctas; ++i) {
+    const kbd_cpu_cta *c = cta->G->ctas[i];
+    if (m >= c->mbars && m < c->mbars + KBD_CPU_MAX_MBARS) mcta = c;
+  }
+  for (int num = wq->retired; num < wq->issued; ++num) {
+    kbd_cpu_wgop *op = g->ops[num - g->first];
+    /* a sibling warp's wait found it complete, and this warp is ordered after that wait: its reads are over */
+    if (op->read_done && w->clk[op->read_gid] >= op->read_clk) continue;
+    if (op->nrel == KBD_CPU_WGRELS) continue;
+    int seen = 0;
+    for (int j = 0; j < op->nrel && !seen; ++j)
+      seen = op->rel[j].line == line && op->rel[j].file == file && op->rel[j].mcta == mcta && op->rel[j].moff == m->off;
+    if (seen) continue;
+    kbd_cpu_wgrel *r = &op->rel[op->nrel++];
+    r->file = file;
+    r->line = line;
+    r->gid = w->gid;
+    r->clk = w->clk[w->gid];
+    r->mcta = mcta;
+    r->moff = m->off;
+    r->how = KBD_CPU_WGREL_UNCOMMITTED;
+    r->wait_n = wq->wait_n;
+    if (num < wq->committed) { /* its group k: was it committed before the warp's last wait, which then left it? */
+      int k = wq->g0;
+      while (k < wq->ng - 1 && wq->gend[k % KBD_CPU_MMA_GROUPS] <= num)
+        ++k;
+      r->how = wq->wait_ng > k ? KBD_CPU_WGREL_LEFT : KBD_CPU_WGREL_COMMITTED;
+    }
+    if (op->read_done) /* its reads are in the shadow already, stamped where the sibling's wait found them done */
+      kbd_cpu_wg_early_read(cta, op, r, 1);
+    else if (op->nrel == 1)
+      cta->wg_early++;
+  }
+}
+
+/* A write by w into [off, off + n) of cta's shared memory while some pending wgmma carries early arrives: a write
+ * into its operand units that is ordered after one of them is reported there. A write the arrives do not order
+ * (the writer waited for nothing) is left to the retirement's check, and writes by the wgmma's own warpgroup are not
+ * refills. */
+static inline void kbd_cpu_wg_early_write(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t off, size_t n, const char *what,
+                                          const char *file, int line) {
+  kbd_cpu_mma_state *S = (kbd_cpu_mma_state *)cta->mma;
+  if (!S || S->base != cta->sh.base) {
+    cta->wg_early = 0;
+    return;
+  }
+  for (int gi = 0; gi < KBD_CPU_MMA_WGS; ++gi) {
+    const kbd_cpu_wg *g = &S->wg[gi];
+    if (w->cta == cta && w->id / 4 == gi) continue;
+    for (int i = 0; i < g->n; ++i) {
+      const kbd_cpu_wgop *op = g->ops[i];
+      if (!op->nrel || op->read_done || off >= op->hi || op->lo >= off + n) continue;
+      for (int c = 0; c < op->ch.n; ++c) {
+        const size_t u = op->ch.off[c];
+        if (u >= off + n || off >= u + 16) continue;
+        const kbd_cpu_wgrel *r = kbd_cpu_wgrel_known(w, op->rel, op->nrel);
+        if (r) kbd_cpu_wg_early_report(cta, w, r, u > off ? u : off, op->file, op->line, what, file, line);
+        break;
+      }
+    }
+  }
+}
+
 /* wgmma.mma_async.sync.aligned m64nNk*: the running warp's part (rows 16(w%4).. of the m64 block). A comes
  * from the descriptor adesc, or (areg not NULL: the register-A form, cpu/mma_rs.h) from the warp's lanes'
  * registers at areg (lane stride alda 32-bit registers). */
@@ -210,6 +308,13 @@ static inline void kbd_cpu_wgmma_issue(void *d, int ld, int kind, uint32_t idesc
   free(rows);
   op->d[q] = d;
   op->ld[q] = ld;
+  op->lo = UINT32_MAX, op->hi = 0;
+  for (int c = 0; c < op->ch.n; ++c) {
+    if (op->ch.off[c] < op->lo) op->lo = op->ch.off[c];
+    if (op->ch.off[c] + 16u > op->hi) op->hi = op->ch.off[c] + 16u;
+  }
+  cta->mma_arrive = kbd_cpu_wg_arrive;
+  cta->mma_early_write = kbd_cpu_wg_early_write;
   op->mask |= 1u << q;
   op->issue_clk[q] = w->clk[w->gid];
   if (op->mask == 0xFu) /* a warp of the warpgroup may wait for this one */
@@ -254,6 +359,8 @@ static inline void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
   kbd_cpu_wgq *wq = &S->wq[w->id];
   kbd_cpu_wg *g = &S->wg[w->id / 4];
   const int q = w->id & 3;
+  wq->wait_ng = wq->ng;
+  wq->wait_n = n;
   if (wq->ng - wq->g0 <= n) return;
   const int upto = wq->gend[(wq->ng - n - 1) % KBD_CPU_MMA_GROUPS];
   wq->g0 = wq->ng - n;
@@ -271,10 +378,19 @@ static inline void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
       const int gid = cta->rank * KBD_CPU_MAX_WARPS + (w->id & ~3) + q2;
       if (op->issue_clk[q2] > w->clk[gid]) w->clk[gid] = op->issue_clk[q2];
     }
+    /* The operands' reads complete once, when the first warp's wait finds the group done: they are recorded under
+     * that warp at its clock then (which it ticks past, so its later accesses are not covered with them), and every
+     * warp that retires the group later is ordered after that point - its wait also observed the completion. A warp
+     * that never waited is not: its arrive does not carry the reads' completion (kbd_cpu_wg_arrive). */
     if (!op->read_done) {
       op->read_done = 1;
-      kbd_cpu_mma_retire_read(cta, &cta->warps[w->id & ~3], &op->ch, "wgmma.mma_async", op->file, op->line,
-                              KBD_SITE_ARGS);
+      kbd_cpu_mma_retire_read(cta, w, &op->ch, "wgmma.mma_async", op->file, op->line, KBD_SITE_ARGS);
+      op->read_gid = w->gid;
+      op->read_clk = w->clk[w->gid];
+      kbd_cpu_tick(w);
+      if (op->nrel) kbd_cpu_wg_early_retired(cta, op);
+    } else if (op->read_clk > w->clk[op->read_gid]) {
+      w->clk[op->read_gid] = op->read_clk;
     }
     const int h = op->n / 2;
     for (int l = 0; l < 32; ++l)

@@ -532,6 +532,59 @@ static inline int kbd_cpu_early_release(const kbd_cpu_cta *cta, const kbd_cpu_wa
   return 0;
 }
 
+/* ---- sm_90a: a stage released while a wgmma still read it ------------------------------------------------------- */
+
+/* The first of an early-release list's arrives that writer w is ordered after: through its vector clock (a releasing
+ * arrive it acquired, directly or passed on) or through read-completion knowledge (a read release to another CTA:
+ * kbd_mma_release_mc's arrive). NULL: none - the writer did not wait for any of them. */
+static inline const kbd_cpu_wgrel *kbd_cpu_wgrel_known(const kbd_cpu_warp *w, const kbd_cpu_wgrel *rel, int nrel) {
+  for (int i = 0; i < nrel; ++i)
+    if (w->clk[rel[i].gid] >= rel[i].clk || kbd_cpu_rk_covers(w, (uint32_t)rel[i].gid, rel[i].clk)) return &rel[i];
+  return NULL;
+}
+
+/* The report at the arrive r: it let writer w refill byte off of cta, which the wgmma issued at ifile:iline still
+ * read. The write (what, at file:line) is what the machine saw next. */
+KBD_NORETURN static inline void kbd_cpu_wg_early_report(const kbd_cpu_cta *cta, const kbd_cpu_warp *w,
+                                                        const kbd_cpu_wgrel *r, size_t off, const char *ifile,
+                                                        int iline, const char *what, const char *file, int line) {
+  char them[KBD_CPU_WHO_CAP], me[KBD_CPU_WHO_CAP], how[192];
+  if (r->how == KBD_CPU_WGREL_LEFT)
+    snprintf(how, sizeof how,
+             "committed, and the warp's last wgmma.wait_group(%d) left its group pending (it completes all but the "
+             "%d newest groups; kbd_mma_release and kbd_mma_release_at wait with N = 1)",
+             r->wait_n, r->wait_n);
+  else
+    snprintf(how, sizeof how, "%s",
+             r->how == KBD_CPU_WGREL_UNCOMMITTED ? "not even committed (wgmma.commit_group)"
+                                                 : "committed, with no wgmma.wait_group in that warp since");
+  const char *bar = kbd_cpu_smem_at(r->mcta, r->moff), *where = kbd_cpu_smem_at(cta, off);
+  kbd_cpu_fault(KBD_ERR_RACE, r->file, r->line,
+                "stage released here while the wgmma issued at %s:%d still read it: %s arrived on the mbarrier at %s "
+                "while that wgmma was %s, and the arrive let %s overwrite the wgmma's operand bytes, which the "
+                "tensor core may still read. Arrive on a stage's barrier only once the wgmmas that read the stage "
+                "are complete: wait first (kbd_mma_wait, or wgmma.wait_group(N) with N below the number of groups "
+                "committed after theirs), or use kbd_mma_release, which waits for all but the newest group and "
+                "arrives for the stage the older groups read (with kbd_mma_release_at, name that older stage's "
+                "barrier). If this barrier guards another stage, the producer waits on the wrong barrier.\n  What "
+                "the machine saw next: %s:%d: %s writes %s (%s), which the wgmma at %s:%d reads",
+                ifile, iline, kbd_cpu_who(cta->G, r->gid, them, sizeof them), bar, how,
+                kbd_cpu_who(cta->G, w->gid, me, sizeof me), file, line, me, where, what, ifile, iline);
+}
+
+/* A write-after-read race of writer w on byte off, read by warp `other` (group index, of cta) at rc from site o: a
+ * wgmma read that an early arrive the writer is ordered after let it overwrite? Then that arrive is reported. */
+static inline void kbd_cpu_wg_early_race(const kbd_cpu_cta *cta, const kbd_cpu_warp *w, int other, uint32_t rc,
+                                         kbd_cpu_site o, size_t off, const char *what, const char *file, int line) {
+  const int n = cta->nwgrel_reads < KBD_CPU_WGREL_READS ? cta->nwgrel_reads : KBD_CPU_WGREL_READS;
+  for (int i = 0; i < n; ++i) {
+    const kbd_cpu_wgrel_read *e = &cta->wgrel_reads[i];
+    if (e->reader != other || e->rclk != rc || rc < cta->sh.base || e->line != o.line || e->file != o.file) continue;
+    const kbd_cpu_wgrel *r = kbd_cpu_wgrel_known(w, e->rel, e->nrel);
+    if (r) kbd_cpu_wg_early_report(cta, w, r, off, e->file, e->line, what, file, line);
+  }
+}
+
 /* `other` is the earlier access's warp (group index). */
 KBD_NORETURN static inline void kbd_cpu_race(const kbd_cpu_cta *cta, kbd_cpu_warp *w, const char *kind,
                                              const char *what, int w_is_write, size_t off, int other, int other_write,
@@ -557,6 +610,8 @@ KBD_NORETURN static inline void kbd_cpu_race(const kbd_cpu_cta *cta, kbd_cpu_war
   const char *efile = NULL;
   int eline = 0;
   size_t eoff = 0;
+  if (w_is_write && !other_write && other / KBD_CPU_MAX_WARPS == cta->rank && cta->nwgrel_reads)
+    kbd_cpu_wg_early_race(cta, w, other, cta->sh.rclk[other % KBD_CPU_MAX_WARPS][off], o, off, what, file, line);
   if (w_is_write && !other_write && other / KBD_CPU_MAX_WARPS == cta->rank &&
       kbd_cpu_early_release(cta, w, other % KBD_CPU_MAX_WARPS, cta->sh.rclk[other % KBD_CPU_MAX_WARPS][off], &efile,
                             &eline, &eoff)) {
@@ -698,10 +753,47 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_read(kbd_cpu_warp *w, size_t off, 
 /* ---- bulk stores still reading shared memory (kbd/cpu/tma.h) ---------------------------------------------- */
 enum { KBD_CPU_ST_STORE = 0, KBD_CPU_ST_ADD = 1, KBD_CPU_ST_MIN = 2, KBD_CPU_ST_MAX = 3, KBD_CPU_ST_BULK = 4 };
 
-static inline const char *kbd_cpu_store_name(int op) {
-  static const char *const names[5] = {"kbd_tma_store", "kbd_tma_reduce_add", "kbd_tma_reduce_min",
-                                       "kbd_tma_reduce_max", "kbd_bulk_store"};
-  return names[op];
+/* The public calls of the TMA family by rank (kbd_tma_load2d, ...): a report names the call the user wrote. kind:
+ * KBD_CPU_TN_*; role 0: the call, 1: "<call> destination", 2: "<call> source". Literals, so an issue builds no
+ * string; a rank outside 1..5 (refused by the map check, which needs a name first) is named as rank 1. */
+enum {
+  KBD_CPU_TN_STORE = 0, /* = KBD_CPU_ST_STORE .. _MAX */
+  KBD_CPU_TN_REDUCE_ADD = 1,
+  KBD_CPU_TN_REDUCE_MIN = 2,
+  KBD_CPU_TN_REDUCE_MAX = 3,
+  KBD_CPU_TN_LOAD = 4,
+  KBD_CPU_TN_LOAD_MULTICAST = 5,
+  KBD_CPU_TN_LOAD_PAIR = 6,
+  KBD_CPU_TN_PREFETCH = 7
+};
+#define KBD_CPU_TN_RANK_(b, r)                                                                                         \
+  { b r, b r " destination", b r " source" }
+#define KBD_CPU_TN_(b)                                                                                                 \
+  {                                                                                                                    \
+    KBD_CPU_TN_RANK_(b, "1d"), KBD_CPU_TN_RANK_(b, "2d"), KBD_CPU_TN_RANK_(b, "3d"), KBD_CPU_TN_RANK_(b, "4d"),        \
+        KBD_CPU_TN_RANK_(b, "5d")                                                                                      \
+  }
+static inline const char *const *kbd_cpu_tma_names(void) {
+  static const char *const names[8][5][3] = {KBD_CPU_TN_("kbd_tma_store"),      KBD_CPU_TN_("kbd_tma_reduce_add"),
+                                             KBD_CPU_TN_("kbd_tma_reduce_min"), KBD_CPU_TN_("kbd_tma_reduce_max"),
+                                             KBD_CPU_TN_("kbd_tma_load"),       KBD_CPU_TN_("kbd_tma_load_multicast"),
+                                             KBD_CPU_TN_("kbd_tma_load_pair"),  KBD_CPU_TN_("kbd_tma_prefetch")};
+  return &names[0][0][0];
+}
+static inline const char *kbd_cpu_tma_name(int kind, int rank, int role) {
+  return kbd_cpu_tma_names()[(kind * 5 + (rank >= 1 && rank <= 5 ? rank - 1 : 0)) * 3 + role];
+}
+/* The role `role` of the call whose name (role 0, from kbd_cpu_tma_name) is `what`; what itself if it is none. */
+static inline const char *kbd_cpu_tma_role(const char *what, int role) {
+  const char *const *t = kbd_cpu_tma_names();
+  for (int i = 0; i < 8 * 5; ++i)
+    if (t[3 * i] == what) return t[3 * i + role];
+  return what;
+}
+
+/* A bulk store's or TMA store's call (rank: the box's, 0 for kbd_bulk_store). */
+static inline const char *kbd_cpu_store_name(int op, int rank) {
+  return op == KBD_CPU_ST_BULK ? "kbd_bulk_store" : kbd_cpu_tma_name(op, rank, 0);
 }
 
 /* A shared write (generic or async) of [off, off + n) while a store still reads some of it. */
@@ -715,7 +807,7 @@ static inline void kbd_cpu_store_overlap(const kbd_cpu_cta *cta, size_t off, siz
                     "wait for it first (kbd_bulk_wait_group_read after kbd_bulk_commit_group, in the issuing "
                     "thread, then a barrier)",
                     what, off > st->off ? off : st->off, off + n < st->off + st->bytes ? off + n : st->off + st->bytes,
-                    kbd_cpu_store_name(st->op), st->file, st->line, st->issuer);
+                    kbd_cpu_store_name(st->op, st->rank), st->file, st->line, st->issuer);
   }
 }
 
@@ -734,6 +826,7 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write_at(kbd_cpu_cta *cta, kbd_cpu
   /* Readers of this CTA are rmask bits; their clock entries sit at this CTA's rank in the group's clocks. */
   const int rbase = cta->rank * KBD_CPU_MAX_WARPS;
   if (KBD_UNLIKELY(cta->nstores)) kbd_cpu_store_overlap(cta, off, n, what, file, line);
+  if (KBD_UNLIKELY(cta->wg_early) && cta->mma_early_write) cta->mma_early_write(cta, w, off, n, what, file, line);
   if (race) {
     const uint32_t c0 = wclk[off], x0 = winfo[off] & KBD_CPU_SH_WARP;
     uint32_t readers = 0;

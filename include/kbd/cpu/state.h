@@ -195,8 +195,9 @@ typedef struct kbd_cpu_copy {
   struct kbd_cpu_cta *dst;
   int issuer; /* the issuing warp (group index), and its clock at the issue: the writes' stamp */
   uint32_t clk;
-  const char *file; /* where it was issued */
+  const char *file; /* where it was issued, and the call (its name) */
   int line;
+  const char *what;
 } kbd_cpu_copy;
 #define KBD_CPU_MAX_COPIES 256
 
@@ -208,6 +209,7 @@ typedef struct kbd_cpu_store {
   const void *dst; /* destination: global memory (a plain store) or the kbd_tensor_map (a tensor box) */
   int32_t coord[5];
   int op;     /* KBD_CPU_ST_* */
+  int rank;   /* the box's rank (the call's name: kbd_tma_store2d ...); 0: kbd_bulk_store */
   int issuer; /* issuing warp, and its bulk group (0: not committed yet) */
   int group;
   const char *file; /* where it was issued */
@@ -238,6 +240,35 @@ typedef struct kbd_cpu_shadow {
   void *map;        /* one allocation holds every array; pages are touched only where used */
   uint32_t base;    /* first clock of the running group: older stamps belong to earlier CTAs */
 } kbd_cpu_shadow;
+
+/* An mbarrier arrive made while a wgmma its warp had issued was still pending in that warp (sm_90a,
+ * kbd/cpu/mma_wgmma.h): if a write into that wgmma's operand bytes is then ordered after this arrive and not after the
+ * wgmma's completion, the arrive released the stage early and the race report names it (kbd_cpu_wg_early_report,
+ * kbd/cpu/shadow.h). */
+typedef struct kbd_cpu_wgrel {
+  const char *file; /* the arrive */
+  int line;
+  int gid;                        /* the arriving warp (group index) */
+  uint32_t clk;                   /* its clock at the arrive: what the arrive released (or, to a peer, told complete) */
+  const struct kbd_cpu_cta *mcta; /* the barrier's CTA and shared offset */
+  size_t moff;
+  int how;    /* KBD_CPU_WGREL_*: the wgmma's state in the arriving warp then */
+  int wait_n; /* KBD_CPU_WGREL_LEFT: the N of the wgmma.wait_group that left its group pending */
+} kbd_cpu_wgrel;
+enum { KBD_CPU_WGREL_UNCOMMITTED = 0, KBD_CPU_WGREL_LEFT = 1, KBD_CPU_WGREL_COMMITTED = 2 };
+#define KBD_CPU_WGRELS 4 /* early arrives remembered per wgmma (the first ones) */
+
+/* A wgmma that such an arrive released early, retired since: its operand reads are in the shadow under `reader`
+ * (group index) at clock rclk with the wgmma's site, so a later write-after-read race on them can name the arrive. */
+typedef struct kbd_cpu_wgrel_read {
+  uint32_t rclk;
+  int reader;
+  const char *file; /* the wgmma's issue */
+  int line;
+  int nrel;
+  kbd_cpu_wgrel rel[KBD_CPU_WGRELS];
+} kbd_cpu_wgrel_read;
+#define KBD_CPU_WGREL_READS 16 /* the last ones, per CTA */
 
 typedef struct kbd_cpu_cta {
   struct kbd_cpu_group *G;
@@ -270,6 +301,15 @@ typedef struct kbd_cpu_cta {
   void *mma;
   void (*mma_exit)(struct kbd_cpu_warp *w);
   void (*mma_free)(void *mma);
+  /* sm_90a early stage releases (kbd/cpu/mma_wgmma.h): called at every mbarrier arrive of a warp of this CTA, and,
+   * while wg_early (pending wgmmas such an arrive released) is not 0, at every write into this CTA's shared memory;
+   * the retired ones' reads, for the write-after-read report (kbd_cpu_race) */
+  void (*mma_arrive)(struct kbd_cpu_warp *w, const struct kbd_cpu_mbar *m, const char *file, int line);
+  void (*mma_early_write)(struct kbd_cpu_cta *cta, struct kbd_cpu_warp *w, size_t off, size_t n, const char *what,
+                          const char *file, int line);
+  int wg_early;
+  int nwgrel_reads; /* entries written so far (the ring holds the last ones) */
+  kbd_cpu_wgrel_read wgrel_reads[KBD_CPU_WGREL_READS];
   kbd_cpu_warp warps[KBD_CPU_MAX_WARPS];
 } kbd_cpu_cta;
 
@@ -314,7 +354,7 @@ typedef struct kbd_cpu_launch {
   pthread_mutex_t mu;
   kbd_status status;
   uint64_t seed;
-  int race_check; /* KBD_CPU_RACECHECK (default 1) */
+  int race_check;       /* KBD_CPU_RACECHECK (default 1) */
   unsigned grace_epoch; /* global-memory race checker (kbd/cpu/grace.h): the launch's epoch, 0 until first used */
   int grace_on;         /* ... and whether it checks (KBD_CPU_GLOBAL_RACECHECK, default 1) */
   size_t stack_bytes;

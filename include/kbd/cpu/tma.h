@@ -84,6 +84,7 @@ static inline void kbd_cpu_copy_issue_to(kbd_cpu_cta *to, kbd_cpu_cta *cta, kbd_
   c->clk = w->clk[w->gid];
   c->file = kbd_file_;
   c->line = kbd_line_;
+  c->what = what;
   kbd_cpu_tick(w);
   if (m->waiters) kbd_cpu_copies_deliver(cta, m); /* someone already waits for it */
 }
@@ -231,7 +232,8 @@ static inline void kbd_cpu_tma_land(kbd_cpu_cta *cta, const kbd_cpu_copy *c) {
   const int swz = kbd_cpu_tmap_kbd_swizzle((int)d->swizzle);
   const uint32_t per = 16 / E; /* elements per 16-byte unit: every swizzle moves whole units */
   const size_t box = (size_t)lines * n0 * E;
-  kbd_cpu_async_smem_dest(cta, c->off, box, "kbd_tma_load destination", c->file, c->line);
+  const char *dwhat = c->what ? kbd_cpu_tma_role(c->what, 1) : kbd_cpu_tma_name(KBD_CPU_TN_LOAD, (int)d->rank, 1);
+  kbd_cpu_async_smem_dest(cta, c->off, box, dwhat, c->file, c->line);
   for (uint32_t line = 0; line < lines; ++line) {
     long long goff;
     const int inb = kbd_cpu_box_line(d, c->coord, line, &goff);
@@ -242,9 +244,9 @@ static inline void kbd_cpu_tma_land(kbd_cpu_cta *cta, const kbd_cpu_copy *c) {
        * every unit stays inside the box the check above passed: a unit outside is a broken address computation. */
       if (KBD_UNLIKELY(at < c->off || at + 16 > c->off + box))
         kbd_cpu_fault(KBD_ERR_BOUNDS, c->file, c->line,
-                      "kbd_tma_load destination: line %u, element %u of the box lands at shared byte %zu, outside "
-                      "the box's bytes [%zu, %zu) (swizzle %s)",
-                      line, i0, at, c->off, c->off + box, kbd_tmap_swizzle_name((int)d->swizzle));
+                      "%s: line %u, element %u of the box lands at shared byte %zu, outside the box's bytes "
+                      "[%zu, %zu) (swizzle %s)",
+                      dwhat, line, i0, at, c->off, c->off + box, kbd_tmap_swizzle_name((int)d->swizzle));
       unsigned char *dst = cta->smem + at;
       if (inb && g0 >= 0 && g0 + per <= (long long)d->global_dims[0]) { /* the whole unit is inside */
         memcpy(dst, (const char *)d->global_address + goff + g0 * E, 16);
@@ -261,9 +263,10 @@ static inline void kbd_cpu_tma_land(kbd_cpu_cta *cta, const kbd_cpu_copy *c) {
 
 /* The checks of a tensor load (plain or multicast) at its issue: one issuing thread, the map against the tile, a
  * 128-byte aligned destination in one shared allocation of this CTA, the source box in kbd_malloc memory.
- * Returns the destination's shared offset. `what` is KBD_CPU_TMA_WHAT("name"): the name and its two roles as
- * literals, so an issue builds no string. */
-#define KBD_CPU_TMA_WHAT(name) name, name " destination", name " source"
+ * Returns the destination's shared offset. `what` is KBD_CPU_TMA_WHAT(kind, rank): the call's name and its two
+ * roles (kbd_cpu_tma_name). */
+#define KBD_CPU_TMA_WHAT(kind, rank)                                                                                   \
+  kbd_cpu_tma_name(kind, rank, 0), kbd_cpu_tma_name(kind, rank, 1), kbd_cpu_tma_name(kind, rank, 2)
 static inline size_t kbd_cpu_tma_load_check(kbd_cpu_warp *w, const void *dst, uint32_t line_bytes, uint32_t lines,
                                             int swizzle, const kbd_tensor_map *map, int rank, const int32_t *c,
                                             const char *what, const char *dst_what, const char *src_what,
@@ -288,10 +291,11 @@ static inline void kbd_hw_tma_load(void *dst, uint32_t line_bytes, uint32_t line
   kbd_cpu_warp *w = kbd_cpu_self();
   const int32_t c[5] = {c0, c1, c2, c3, c4};
   const uint32_t bytes = line_bytes * lines;
+  const char *what = kbd_cpu_tma_name(KBD_CPU_TN_LOAD, rank, 0);
   const size_t off = kbd_cpu_tma_load_check(w, dst, line_bytes, lines, swizzle, map, rank, c,
-                                            KBD_CPU_TMA_WHAT("kbd_tma_load"), KBD_SITE_ARGS);
-  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, "kbd_tma_load", KBD_SITE_ARGS);
-  kbd_cpu_copy_issue(w, m, off, bytes, map, kbd_cpu_tma_land, c, "kbd_tma_load", KBD_SITE_ARGS);
+                                            KBD_CPU_TMA_WHAT(KBD_CPU_TN_LOAD, rank), KBD_SITE_ARGS);
+  kbd_cpu_mbar *m = kbd_cpu_mbar_use(bar, what, KBD_SITE_ARGS);
+  kbd_cpu_copy_issue(w, m, off, bytes, map, kbd_cpu_tma_land, c, what, KBD_SITE_ARGS);
   kbd_cpu_prof_tma(0, bytes); /* the whole box, as the mbarrier is credited (docs/profiling.md) */
 }
 
@@ -350,9 +354,8 @@ static inline void kbd_cpu_store_finish(kbd_cpu_cta *cta, const kbd_cpu_store *s
     memcpy((void *)st->dst, cta->smem + st->off, st->bytes);
     return;
   }
-  static const char *const dest[4] = {"kbd_tma_store destination", "kbd_tma_reduce_add destination",
-                                      "kbd_tma_reduce_min destination", "kbd_tma_reduce_max destination"};
   const kbd_tensor_map_desc *d = &((const kbd_tensor_map *)st->dst)->desc;
+  const char *dest = kbd_cpu_tma_name(st->op & 3, (int)d->rank, 1); /* the issue checked the map's rank */
   const uint32_t E = kbd_tmap_dtype_bits((int)d->dtype) / 8, n0 = d->box_dims[0], lines = kbd_cpu_box_lines(d);
   const int swz = kbd_cpu_tmap_kbd_swizzle((int)d->swizzle);
   for (uint32_t line = 0; line < lines; ++line) {
@@ -369,7 +372,7 @@ static inline void kbd_cpu_store_finish(kbd_cpu_cta *cta, const kbd_cpu_store *s
       /* each unit's global bytes against the kbd_malloc registry where they are written (a few compares on the
        * registry's per-thread cache): the edge clipping above is the only thing between the box and the memory
        * past the tensor, and the issue checked the box through a clip of its own */
-      kbd_cpu_check_global(g, g + (size_t)n * E, st->file, st->line, dest[st->op & 3]);
+      kbd_cpu_check_global(g, g + (size_t)n * E, st->file, st->line, dest);
       if (st->op == KBD_CPU_ST_STORE)
         memcpy(g, s, (size_t)n * E);
       else
@@ -380,11 +383,11 @@ static inline void kbd_cpu_store_finish(kbd_cpu_cta *cta, const kbd_cpu_store *s
 }
 
 static inline void kbd_cpu_store_issue(kbd_cpu_warp *w, size_t off, uint32_t bytes, const void *dst, const int32_t *c,
-                                       int op, KBD_SITE_PARAMS) {
+                                       int op, int rank, KBD_SITE_PARAMS) {
   kbd_cpu_cta *cta = w->cta;
   /* The async proxy reads the source: generic writes to it must be fenced by their writer (and ordered
    * before this point by a barrier, which the race half of the check sees). */
-  kbd_cpu_shadow_async_read(w, off, bytes, kbd_cpu_store_name(op), KBD_SITE_ARGS);
+  kbd_cpu_shadow_async_read(w, off, bytes, kbd_cpu_store_name(op, rank), KBD_SITE_ARGS);
   if (cta->nstores == KBD_CPU_MAX_STORES)
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
                   "more than %d bulk stores not yet waited for in one block (CPU machine limit): commit and wait "
@@ -397,6 +400,7 @@ static inline void kbd_cpu_store_issue(kbd_cpu_warp *w, size_t off, uint32_t byt
   for (int i = 0; i < 5; ++i)
     st->coord[i] = c ? c[i] : 0;
   st->op = op;
+  st->rank = rank;
   st->issuer = w->id;
   st->group = 0;
   st->file = kbd_file_;
@@ -410,16 +414,18 @@ static inline void kbd_hw_tma_store(const void *src, uint32_t line_bytes, uint32
                                     const kbd_tensor_map *map, int op, int rank, int32_t c0, int32_t c1, int32_t c2,
                                     int32_t c3, int32_t c4, KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
-  const char *what = kbd_cpu_store_name(op);
+  const char *what = kbd_cpu_store_name(op, rank);
   kbd_cpu_mbar_single(w, what, KBD_SITE_ARGS);
   const kbd_tensor_map_desc *d = kbd_cpu_tma_map(map, line_bytes, lines, swizzle, rank, what, KBD_SITE_ARGS);
   const int32_t c[5] = {c0, c1, c2, c3, c4};
+  /* c[0] is the innermost coordinate, the call's last argument (col), c[1] the one before it (row), then d2.. */
+  static const char *const cname[5] = {"col", "row", "d2", "d3", "d4"};
   for (int i = 0; i < rank; ++i)
     if (c[i] < 0)
       kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
-                    "%s: coordinate %d is %d; a TMA store's box must start at non-negative coordinates (PTX "
+                    "%s: %s is %d; a TMA store's box must start at non-negative coordinates (PTX "
                     "cp.async.bulk.tensor restrictions; only its far end may hang over the tensor)",
-                    what, i, (int)c[i]);
+                    what, rank == 1 ? "col" : cname[i], (int)c[i]);
   if (op != KBD_CPU_ST_STORE && !kbd_cpu_reduce_ok(op, (int)d->dtype))
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
                   "%s: the tensor map's type %s has no such reduction (PTX cp.reduce.async.bulk.tensor: .add for "
@@ -431,7 +437,7 @@ static inline void kbd_hw_tma_store(const void *src, uint32_t line_bytes, uint32
     kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
                   "%s: the shared source (byte %zu) is not 128-byte aligned (ptx-reference §2.4)", what, off);
   kbd_cpu_box_global(d, c, op == KBD_CPU_ST_STORE ? KBD_CPU_G_WRITE : KBD_CPU_G_RMW, what, KBD_SITE_ARGS);
-  kbd_cpu_store_issue(w, off, bytes, map, c, op, KBD_SITE_ARGS);
+  kbd_cpu_store_issue(w, off, bytes, map, c, op, rank, KBD_SITE_ARGS);
   kbd_cpu_prof_tma(1, bytes);
 }
 
@@ -442,7 +448,7 @@ static inline void kbd_hw_bulk_store(void *dst, const void *src, uint32_t bytes,
   kbd_cpu_bulk_rules(bytes, src, dst, "kbd_bulk_store", KBD_SITE_ARGS);
   const size_t off = kbd_cpu_check_smem(src, bytes, KBD_SITE_ARGS, "kbd_bulk_store source");
   kbd_cpu_global_access(dst, bytes, KBD_CPU_G_WRITE, KBD_SITE_ARGS, "kbd_bulk_store destination");
-  kbd_cpu_store_issue(w, off, bytes, dst, NULL, KBD_CPU_ST_BULK, KBD_SITE_ARGS);
+  kbd_cpu_store_issue(w, off, bytes, dst, NULL, KBD_CPU_ST_BULK, 0, KBD_SITE_ARGS);
   kbd_cpu_prof_tma(1, bytes);
 }
 
@@ -489,11 +495,11 @@ static inline void kbd_hw_tma_prefetch(uint32_t line_bytes, uint32_t lines, int 
                                        int rank, int32_t c0, int32_t c1, int32_t c2, int32_t c3, int32_t c4,
                                        KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
-  kbd_cpu_mbar_single(w, "kbd_tma_prefetch", KBD_SITE_ARGS);
-  const kbd_tensor_map_desc *d =
-      kbd_cpu_tma_map(map, line_bytes, lines, swizzle, rank, "kbd_tma_prefetch", KBD_SITE_ARGS);
+  const char *what = kbd_cpu_tma_name(KBD_CPU_TN_PREFETCH, rank, 0);
+  kbd_cpu_mbar_single(w, what, KBD_SITE_ARGS);
+  const kbd_tensor_map_desc *d = kbd_cpu_tma_map(map, line_bytes, lines, swizzle, rank, what, KBD_SITE_ARGS);
   const int32_t c[5] = {c0, c1, c2, c3, c4};
-  kbd_cpu_box_global(d, c, KBD_CPU_G_BOUNDS, "kbd_tma_prefetch", KBD_SITE_ARGS);
+  kbd_cpu_box_global(d, c, KBD_CPU_G_BOUNDS, what, KBD_SITE_ARGS);
 }
 
 #endif /* KBD_MODE_CPU */

@@ -281,7 +281,7 @@ static inline void kbd_cpu_warp_exit_check(kbd_cpu_warp *w) {
       kbd_cpu_fault(KBD_ERR_MBARRIER, cta->stores[i].file, cta->stores[i].line,
                     "warp %d ends while this %s was not waited for: %s kbd_bulk_wait_group(0) before the "
                     "warp ends",
-                    w->id, kbd_cpu_store_name(cta->stores[i].op),
+                    w->id, kbd_cpu_store_name(cta->stores[i].op, cta->stores[i].rank),
                     cta->stores[i].group ? "call" : "commit it (kbd_bulk_commit_group) and call");
   /* MMAs not retired / committed, Tensor Memory still allocated (kbd/cpu/mma.h) */
   if (cta->mma_exit) cta->mma_exit(w);
