@@ -3,8 +3,9 @@
  * of (attention.h: ATTN_TEXT_*: every head_dim on sm_90a, head_dim 256 on sm_100a, whose head_dim 64 and 128 use
  * attention_kernel_sm100.h) after defining
  *   ATTN_KERNEL  the kernel's name      ATTN_DT  bf16 or f16      ATTN_T  its C type      ATTN_D  64, 128 or 256
- * Everything else is ordinary code: the same text builds for sm_90a, sm_100a and the CPU. The one place the archs
- * differ is where P = softmax(S) goes for O += P V (ATTN_P_TO_MMA and ATTN_PV below).
+ * Everything else is ordinary code: the same text builds for sm_90a, sm_100a and the CPU. The archs differ where
+ * P = softmax(S) goes for O += P V (ATTN_P_ROUND, ATTN_P_TO_MMA and ATTN_PV below) and in the mask's form (ATTN_MASK:
+ * the positions of sm_90a's fragment).
  */
 /* the shared tile types and the shared-memory plan of this (type, head_dim): attention.h declares them */
 #define ATTN__NAME2(a, b, c) a##b##_##c
@@ -19,15 +20,54 @@
 #define ATTN_OC 32 /* output columns per epilogue / rescale chunk */
 
 /* O += P V. wgmma (sm_90a) takes its A operand from the registers of the warpgroup, and the bf16 register view
- * of an accumulator is that operand's fragment: P stays where the softmax left it. tcgen05.mma (sm_100a) reads A
- * from shared memory only, so P is stored to the warpgroup's P tile and fenced for the async proxy first (the
- * barrier inside kbd_mma orders every warp's stores before the leader issues). */
+ * of an accumulator is that operand's fragment: P is rounded in place, pair by pair, at the top of the next block
+ * (ATTN_P_ROUND). tcgen05.mma (sm_100a) reads A from shared memory only, so P is stored to the warpgroup's P tile
+ * and fenced for the async proxy first (the barrier inside kbd_mma orders every warp's stores before the leader
+ * issues). */
 #if KBD_MMA_ARCH == 90
-#define ATTN_P_TO_MMA(pt, pr) ((void)(pt))
+/* P of the block before, left in S's registers (as f32) by its softmax, rounded into pr and pinned there; then S's
+ * old values are dead (the next S = Q K^T overwrites them): docs/attention.md "Why the loop looks like this" */
+#define ATTN_P_ROUND(pr, sc, sacc)                                                                                     \
+  do {                                                                                                                 \
+    kbd_acc_load(sc, sacc, 0);                                                                                         \
+    ATTN_CONVERT_P(pr, sc, ATTN_DT);                                                                                   \
+    kbd_mma_rs_pin(pr);                                                                                                \
+    kbd_acc_discard(sacc);                                                                                             \
+  } while (0)
+#define ATTN_P_TO_MMA(pt, pr, sc) ((void)(pt)) /* P stays in S's registers until the next ATTN_P_ROUND */
+/* The mask of a block: sc[r][c] = -inf where c >= bound (keys [k0 + bound, ...) of row r; bound: an expression of
+ * r). A compare and a select per element cost 1.38x an unmasked block; here each row costs a few integer
+ * instructions and each element one FSEL whose predicate comes from R2P (7 predicates per instruction). In the
+ * WGMMA_ACC fragment (kbd/layout.h) a thread's elements of one row are at columns c0 + 8j + b in element order
+ * (c0 = 2 (lane % 4), b = 0, 1), so those left of the bound are the first n = 2 floor(lim / 8) + min(lim % 8, 2)
+ * (lim = bound - c0 > 0) of the row's elements: the low n bits of a word, and "bit e of a word" with a constant e
+ * is what ptxas turns into R2P. A row has at most 32 elements per thread (128 keys); n = 32 is a select (C leaves
+ * a shift by 32 undefined). */
+#define ATTN_MASK(sc, r, bound)                                                                                        \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_LAYOUT(sc) == KBD_LAYOUT_WGMMA_ACC && KBD_ROWS(sc) == 64 && KBD_COLS(sc) <= 128,             \
+                      "attention: ATTN_MASK reads the positions of a 64-row WGMMA_ACC fragment of at most 128 "        \
+                      "columns (one 32-bit word per row)");                                                            \
+    const kbd_tile_shape attn_ms_ = KBD__SHAPE(sc);                                                                    \
+    for (int attn_ml_ = 0; attn_ml_ < KBD_LANES_HELD; ++attn_ml_) {                                                    \
+      const int attn_mt_ = KBD__TID(sc, attn_ml_);                                                                     \
+      KBD_UNROLL for (int attn_mk_ = 0; attn_mk_ < 2; ++attn_mk_) { /* the row slot: element 2k is its first */      \
+        const kbd_coord attn_mc_ = kbd_tile_coord(attn_ms_, attn_mt_, 2 * attn_mk_);                                   \
+        const int r = attn_mc_.row, attn_lim_ = (bound)-attn_mc_.col;                                                  \
+        const int attn_mn_ = attn_lim_ <= 0 ? 0 : attn_lim_ / 8 * 2 + (attn_lim_ % 8 < 2 ? attn_lim_ % 8 : 2);       \
+        const uint32_t attn_mm_ = attn_mn_ >= 32 ? 0xffffffffu : (1u << attn_mn_) - 1u;                               \
+        KBD_UNROLL for (int attn_me_ = 0; attn_me_ < KBD_COLS(sc) / 4; ++attn_me_) {                                   \
+          const int attn_mi_ = 4 * (attn_me_ / 2) + 2 * attn_mk_ + attn_me_ % 2; /* the row's element e */             \
+          if (!(attn_mm_ & (1u << attn_me_))) (sc).v[attn_ml_][attn_mi_] = -INFINITY;                                  \
+        }                                                                                                              \
+      }                                                                                                                \
+    }                                                                                                                  \
+  } while (0)
 #define ATTN_PV(oacc, pr, pt, v) kbd_mma_rs(oacc, pr, v, 1)
 #else
-#define ATTN_P_TO_MMA(pt, pr)                                                                                          \
+#define ATTN_P_TO_MMA(pt, pr, sc)                                                                                      \
   do {                                                                                                                 \
+    ATTN_CONVERT_P(pr, sc, ATTN_DT);                                                                                   \
     kbd_stile_store(pt, pr);                                                                                           \
     kbd_fence_proxy_async();                                                                                           \
   } while (0)
@@ -141,7 +181,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     kbd_acc_bind(sacc, tmem, g * (ATTN_KB + ATTN_D), &sdone[g]);
     kbd_acc_bind(oacc, tmem, g * (ATTN_KB + ATTN_D) + ATTN_KB, &odone[g]);
     KBD_ACC_TILE(f32, ATTN_WM, ATTN_KB) sc;     /* scores of block j, then its probabilities */
-    KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_KB) pr; /* P of the block whose O += P V is next */
+    KBD_ACC_TILE(ATTN_DT, ATTN_WM, ATTN_KB) pr; /* P of the block whose O += P V is issued next */
     KBD_SOFTMAX_STATE(sc) st;
     kbd_softmax_init(st);
     /* O starts at zero, so every block rescales it and accumulates into it: no branch touches the accumulator
@@ -156,11 +196,13 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     /* The schedule (FA3's two overlaps, docs/attention.md "The pipeline"). In its turn on the tensor cores a
      * warpgroup issues S_j = Q K_j^T and then O += P_{j-1} V_{j-1}, passes the turn (the other consumer's MMAs run
      * while this one does its softmax) and waits for S_j only (wgmma.wait_group 1 retires every group but the
-     * newest), so P_{j-1} V_{j-1} runs under the softmax of block j. Then it waits for that MMA, rounds P_j into the
-     * registers it read (one packed cvt per pair: ATTN_CONVERT_P) and rescales O if a row's max moved; nothing is
-     * in flight at the back edge. The softmax works on S's own registers and its result goes back into the
-     * accumulator (kbd_acc_store, on sm_90a a copy the compiler removes), so the next S = Q K^T overwrites the
-     * registers it read and nothing is copied: S, O and P are 64 + 64 + 32 of the 240 registers at head_dim 128. Every
+     * newest), so P_{j-1} V_{j-1} runs under the softmax of block j. Then it waits for that MMA and rescales O if a
+     * row's max moved; nothing is in flight at the back edge. The softmax works on S's own registers and its result
+     * goes back into the accumulator (kbd_acc_store, on sm_90a a copy the compiler removes). sm_90a rounds P_j (one
+     * packed cvt per pair) at the top of the next block, just before S_{j+1} = Q K^T overwrites those registers
+     * (ATTN_P_ROUND): P then lives only from there to its P V's wait, and ptxas allocates it in the registers the
+     * wgmma reads (rounded at the end of a block, the loop-carried P was moved into them: 46 IMAD.MOV per block). S, O
+     * and P are 64 + 64 + 32 of the 240 registers at head_dim 128. Every
      * wait that precedes a read of an accumulator retires its MMA on every path (the first block, which has no P V,
      * waits for S with wait_group 0 in its own branch): ptxas then proves that no accumulator register is touched while
      * its wgmma is in flight. A wgmma left in flight across the back edge made the loop's register copies land between
@@ -168,28 +210,39 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
      * C7520). */
     kbd_mbarrier_wait(qfull, 0);
     if (ATTN_NC == 2 && g == 1 && kb0 < kb1) kbd_scope_arrive(turn0); /* consumer 0 has the first turn */
+#if KBD_MMA_ARCH == 90
+    kbd_acc_discard(sacc); /* defined values for the first block's ATTN_P_ROUND, whose pr no MMA reads */
+#endif
     /* the mask's loop invariants: the warpgroup's first query index, 1 / seq_q rounded up (attn_row_visible) and
      * the key from which a block needs the mask (attn_mask_from); their 32-bit divides, ~20 instructions each,
      * are paid once here */
     const int q0 = mr0 % p.seq_q, mask_from = attn_mask_from(mr0, mrows, p.seq_q, p.seq_k, p.causal);
     const float qinv = nextafterf(1.0f / (float)p.seq_q, INFINITY);
+    /* the ring stage and phase of block kb (K) and of block kb - 1 (V), stepped per block: recomputed from kb - kb0
+     * (a signed modulo and divide per ring) they cost 8 instructions more per block at head_dim 128 */
+    unsigned ks = 0, kph = 0, vs = 0, vph = 0;
     for (int kb = kb0; kb < kb1; ++kb) {
-      const int it = kb - kb0, s = it % ATTN_STAGES;
+      const unsigned s = ks;
+#if KBD_MMA_ARCH == 90
+      /* P_{j-1} into the registers its P V reads. On every block, the first too (whose pr nobody reads): under
+       * `if (kb > kb0)` the rounding is a branch before the wgmmas that ptxas answers with C7519 / C7517 */
+      ATTN_P_ROUND(pr, sc, sacc);
+#endif
 
       /* this warpgroup's turn: wait until the other consumer has issued its MMAs */
       if (ATTN_NC == 2) kbd_scope_sync(my_turn);
       {
         ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, s);
-        kbd_mbarrier_wait(&kfull[s], (unsigned)(it / ATTN_STAGES) & 1u);
+        kbd_mbarrier_wait(&kfull[s], kph);
         kbd_mma(sacc, q, k, 0);
         kbd_mma_release(sacc, &kempty[s]);
       }
       if (kb > kb0) {
         /* every warp waits for V itself: on sm_100a only the leader issues the MMA and releases the stage, so
          * a warp that had not waited could find the producer two phases further on this barrier */
-        const int sp = (it - 1) % ATTN_STAGES;
+        const unsigned sp = vs;
         ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, sp);
-        kbd_mbarrier_wait(&vfull[sp], (unsigned)((it - 1) / ATTN_STAGES) & 1u);
+        kbd_mbarrier_wait(&vfull[sp], vph);
         ATTN_PV(oacc, pr, pt, v);
         kbd_mma_release(oacc, &vempty[sp]);
         /* S_j complete, P_{j-1} V_{j-1} not: sm_90a's release waited for all but the newest group; on sm_100a
@@ -210,20 +263,24 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       kbd_acc_load(sc, sacc, 0);
       /* mask by position only where a block crosses the end of the keys or the causal diagonal */
       const int k0 = kb * ATTN_KB;
+#if KBD_MMA_ARCH == 90
+      if (k0 + ATTN_KB > mask_from) ATTN_MASK(sc, r, attn_row_visible(q0 + r, p.seq_q, qinv, p.seq_k, p.causal) - k0);
+#else
       if (k0 + ATTN_KB > mask_from)
         KBD_MAP(sc, sc, x, r, c, c < attn_row_visible(q0 + r, p.seq_q, qinv, p.seq_k, p.causal) - k0 ? x : -INFINITY);
+#endif
       /* online softmax: sc becomes P_j = exp(scale (S_j - m)), with FlashAttention-4's lazy max: a row's max moves
        * only when the block would make some p exceed 2^KBD_SOFTMAX_SLACK, so after the first blocks most warps keep
        * theirs and skip the rescale of O below (64 FMUL per block at head_dim 128); p <= 2^8 stays exact to its
-       * rounding in bf16 and f16, and the final O / sum cancels the stale max */
-      kbd_softmax_update_lazy(sc, st, sc, p.scale, KBD_SOFTMAX_SLACK);
+       * rounding in bf16 and f16, and the final O / sum cancels the stale max. Each lane keeps its own part of the
+       * row sums (FlashAttention-3): only the end reads the sums, so their shuffles run once, after the loop */
+      kbd_softmax_update_lazy_part(sc, st, sc, p.scale, KBD_SOFTMAX_SLACK);
 #if KBD_MMA_ARCH == 90
       kbd_acc_store(sacc, sc, 0); /* P_j in S's registers: the next S overwrites them (see above) */
 #endif
-      /* P_{j-1} V_{j-1} complete: its A operand (P's registers on sm_90a, the P tile on sm_100a) and O are free */
+      /* P_{j-1} V_{j-1} complete: its A operand (pr on sm_90a, the P tile on sm_100a) and O are free */
       kbd_mma_wait(oacc);
-      ATTN_CONVERT_P(pr, sc, ATTN_DT);
-      ATTN_P_TO_MMA(pt, pr);
+      ATTN_P_TO_MMA(pt, pr, sc);
       /* O, which holds the blocks before j, moves to block j's max. On sm_90a only in a warp where any row's max
        * moved (a vote: the branch is warp-uniform, and no wgmma is in flight here, so writing O's registers under it
        * does not serialize the wgmmas); on sm_100a always, because kbd_acc_store ends with a warpgroup barrier that
@@ -239,12 +296,19 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
           kbd_acc_store(oacc, o, c);
         }
       }
+      vs = ks, vph = kph; /* the next block's P V reads this block's V stage */
+      ks = ks + 1u == ATTN_STAGES ? 0u : ks + 1u;
+      kph ^= ks == 0u;
     }
+    kbd_softmax_sum_rows(st); /* each row's per-lane sums, added once (kbd_softmax_update_lazy_part) */
     /* O += P V of the last block */
     if (kb0 < kb1) {
-      const int it = kb1 - 1 - kb0, sp = it % ATTN_STAGES;
+#if KBD_MMA_ARCH == 90
+      ATTN_P_ROUND(pr, sc, sacc);
+#endif
+      const unsigned sp = vs; /* the last block's stage and phase */
       ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, sp);
-      kbd_mbarrier_wait(&vfull[sp], (unsigned)(it / ATTN_STAGES) & 1u);
+      kbd_mbarrier_wait(&vfull[sp], vph);
       ATTN_PV(oacc, pr, pt, v);
       kbd_mma_release(oacc, &vempty[sp]);
     }
@@ -270,9 +334,11 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     const int leader = kbd_scope_warp(me) == 0;
     KBD_ROWVEC(f32, sc) lse;
     /* every warp's last wgmma retired before any warp writes Q (explicit: not left to the rendezvous of the last
-     * P V's issue, which the CPU machine also accepts). Taken on the split path too: under `if (p.splits == 1)`
-     * ptxas allocated attn_bf16_128's main loop with 7 more instructions (835, against 828 here and 833 before) */
-    kbd_scope_sync(me);
+     * P V's issue, which the CPU machine also accepts). Only where Q is written: p.splits is uniform over the block,
+     * so all four warps take it or none. ptxas's allocation of the key loop depends on this line: with the barrier
+     * taken on the split path too, attn_bf16_128's loop spilled 36 bytes after the main-loop round (748 instead of
+     * 721 non-MMA per block); under the condition it is 0 and 721 (before that round the opposite held: 835 vs 828) */
+    if (p.splits == 1) kbd_scope_sync(me);
     /* rolled: the body is compiled once (sm_90a: kbd_acc_load branches to the registers of chunk c) */
     KBD_NO_UNROLL
     for (int c = 0; c < ATTN_D; c += ATTN_OC) {
@@ -319,3 +385,5 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
 #undef ATTN_OC
 #undef ATTN_P_TO_MMA
 #undef ATTN_PV
+#undef ATTN_P_ROUND
+#undef ATTN_MASK

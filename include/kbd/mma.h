@@ -21,6 +21,9 @@
  *                                             barrier: the warpgroup's own MMA may accumulate onto it)
  *   kbd_acc_store_async(acc, r, col0)         sm_100a: tcgen05.st only, no wait and no barrier; the warp's next
  *                                             kbd_acc_release (or kbd_tmem_a_ready) completes it and hands it on
+ *   kbd_acc_discard(acc)                      acc's values are dead: the next MMA into it overwrites it
+ *                                             (accumulate 0). sm_90a: its registers are free for other values
+ *                                             until then (no instruction); sm_100a: nothing; CPU: acc becomes NaN
  *   kbd_mma_issue(acc, a, b, accumulate)      sm_100a, ONE warp (the MMA warp): its elected thread issues the
  *                                             MMAs; no warpgroup barrier (docs/design/mma-warp.md)
  *   kbd_mma_commit(acc, &bar)                 the same warp: one arrive on bar when its MMAs so far complete
@@ -979,6 +982,24 @@ KBD_DEV void kbd__acc_tmem(void *v, int npt, int es, int isint, uint32_t taddr, 
     KBD__ACC_VIEW_CHECKS(acc, r);                                                                                      \
     kbd__acc_xfer(acc, r, col0, 1);                                                                                    \
   } while (0)
+/* sm_90a: wgmma's accumulator is a read-modify-write operand of the instruction ("+f"), so the compiler keeps the
+ * accumulator's last values alive up to the next MMA even when that MMA overwrites them (accumulate 0). Where
+ * those values are still read just before it (attention converts P out of S's registers, then issues the next
+ * S = Q K^T into them) cicc then copies one set aside and lands the copies between wgmma.fence and the wgmma
+ * (ptxas: C7519 / C7517, the wgmmas waited for). kbd_acc_discard ends the old values' lives (an empty asm that
+ * only writes the cells, ptx/mma_wgmma.h): the registers are reused in place. */
+#if KBD_MMA_ARCH == 90
+#define kbd__acc_discard_(acc)                                                                                         \
+  kbd_hw_wgmma_acc_discard((void *)&(acc).reg.v[0][0], KBD__ACC_CELLS(acc), KBD__ACC_CELLS(acc), KBD_SITE)
+#else
+#define kbd__acc_discard_(acc) ((void)(acc))
+#endif
+#define kbd_acc_discard(acc)                                                                                           \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    kbd__acc_discard_(acc);                                                                                            \
+  } while (0)
+
 #define KBD__MMA_RULE_STORE_ASYNC                                                                                      \
   "kbd_acc_store_async is sm_100a's tcgen05.st left in flight for the warp's next kbd_acc_release: on sm_90a the "     \
   "accumulator is the warpgroup's registers - use kbd_acc_store"

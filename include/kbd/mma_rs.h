@@ -4,6 +4,10 @@
  *                                       KBD_ACC_TILE(bf16 or f16, M, K) (M = the accumulator's rows, K a
  *                                       multiple of 16) and b an N x K shared tile of the same type (K-major or
  *                                       MN-major); accumulate 0 overwrites. sm_90a only.
+ *   kbd_mma_rs_pin(a)                   a's values are final for a later kbd_mma_rs: sm_90a pins them in registers
+ *                                       here, so the code that computed them stays before this point; CPU: the
+ *                                       check kbd_mma_rs makes on a (unchanged under a pending wgmma); sm_100a:
+ *                                       nothing
  *
  * Why: wgmma can read its A operand from the registers of the warpgroup instead of shared memory, and the
  * 16-bit A fragment (ptx-reference 4.4) is exactly the WGMMA_ACC fragment of a 64 x 16 block - the layout of
@@ -111,6 +115,24 @@ KBD_DEV void kbd__wgmma_rs_issue(void *d, int ld, int mblocks, int block_bytes, 
 /* sm_100a: the static assertion above has stopped the build; nvcc's host pass (no kernel code) parses this. */
 #define kbd__mma_rs_(acc, a, b, accumulate, ta) ((void)(acc), (void)(a), (void)(b), (void)(accumulate), (void)(ta))
 #endif
+
+/* kbd_mma_rs_pin: the packing that kbd_mma_rs runs before its wgmma.fence, run earlier. The compiler may move
+ * arithmetic past an asm statement that does not read its result: a P converted before an unrelated MMA (attention
+ * rounds P_{j-1} out of S's registers, then issues S_j = Q K^T into them) can sink below that MMA's issue to the
+ * kbd_mma_rs that reads it, and the old values of S then live across the S wgmma (copied aside by cicc, with the
+ * copies inside the wgmma region). Pinning a right after it is computed keeps the computation here. */
+#if KBD_MMA_ARCH == 90
+#define kbd__mma_rs_pin_(a)                                                                                            \
+  kbd_hw_wgmma_a_touch((void *)&(a).v[0][0], KBD__MMA_RS_NPT(a) / 2, KBD__MMA_RS_NPT(a) / 2, KBD_SITE)
+#else
+#define kbd__mma_rs_pin_(a) ((void)(a))
+#endif
+#define kbd_mma_rs_pin(a)                                                                                              \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(a) == KBD_KIND_REG && (KBD_DTYPE(a) == KBD_DT_bf16 || KBD_DTYPE(a) == KBD_DT_f16),      \
+                      "kbd_mma_rs_pin: a must be a register tile of bf16 or f16 (a kbd_mma_rs A operand)");            \
+    kbd__mma_rs_pin_(a);                                                                                               \
+  } while (0)
 
 #define kbd_mma_rs(acc, a, b, accumulate)                                                                              \
   do {                                                                                                                 \

@@ -10,6 +10,14 @@
  *                                         by more than 2^slack in p (scale log2e (b - m) > slack; slack: an integer
  *                                         constant 0..15, KBD_SOFTMAX_SLACK = 8 as FlashAttention-4): otherwise the
  *                                         row keeps its max, p <= 2^slack, and its rescale is exactly 1
+ *   kbd_softmax_update_lazy_part(p, st, s, scale, slack)
+ *                                         kbd_softmax_update_lazy with each thread's own part of the row sums: the
+ *                                         sum of the row's elements it holds (rescaled as the full sum is), no
+ *                                         shuffle for the sums (the max still takes its own). Rows within one warp
+ *                                         (WGMMA_ACC, MMA_C, TMEM_ACC; ROW with a row in at most 32 lanes)
+ *   kbd_softmax_sum_rows(st)              after the last _part update (every thread of the tile): the parts of
+ *                                         each row added across its lanes, once; st is then what the full-sum
+ *                                         updates leave (up to the order of the additions), for kbd_softmax_finish
  *   kbd_softmax_warp_rescales(st)         1 if any row this warp holds has a rescale other than 1 (a warp vote:
  *                                         every lane of the warp calls it; the same value in all 32)
  *   kbd_softmax_rescale(o, st)            o[r][c] *= rescale[r]: bring an accumulator of earlier blocks to m
@@ -156,7 +164,20 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
                                               (st).row_scale.v[kbd_sul_][kbd_suk_], kbd_sbs_.v[kbd_sul_][kbd_suk_]);   \
   }
 
-#define KBD__SM_UPDATE(p, st, s, scale, lazy, slack, name)                                                             \
+/* Each thread's row sums of p: step (1) of kbd_reduce_rows (its pairwise tree over a slot's elements, in element
+ * order) without the butterfly over the lanes of a row, which kbd_softmax_sum_rows runs once at the end. */
+#define KBD__SM_ROWSUM_OWN(sum, p)                                                                                     \
+  do {                                                                                                                 \
+    kbd_rt_plan kbd_sop_ = KBD__T_PLAN(p, KBD__RT_ROWS);                                                               \
+    kbd_sop_.hi = kbd_sop_.lo; /* no lanes to combine: the thread's own elements */                                    \
+    uint32_t kbd_soa_[KBD_VEC_SLOTS(sum)][KBD_LANES_HELD];                                                             \
+    uint32_t kbd_sot_[KBD__POS(KBD_NPT(p) / KBD_VEC_SLOTS(sum))][KBD_LANES_HELD];                                      \
+    kbd_rt_reduce_(kbd_sop_, (p).v, KBD_DTYPE(p), KBD_RED_SUM, &kbd_soa_[0][0], &kbd_sot_[0][0],                       \
+                   (int)(sizeof kbd_sot_ / sizeof kbd_sot_[0]), (uint32_t *)0, KBD_BLOCK_THREADS, __FILE__, __LINE__); \
+    KBD__RT_OUT(sum, kbd_soa_);                                                                                        \
+  } while (0)
+/* part: 1 keeps the per-thread sums (kbd_softmax_update_lazy_part), 0 reduces each row whole */
+#define KBD__SM_UPDATE_P(p, st, s, scale, lazy, slack, part, name)                                                     \
   do {                                                                                                                 \
     KBD__SM_STATS(p, st, s, scale, lazy, slack, name);                                                                 \
     if (kbd_hw_vote_all(kbd_sfa_, KBD_SITE)) { /* the warp's choice: one branch, the same for all its lanes */         \
@@ -173,9 +194,13 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
       }                                                                                                                \
     }                                                                                                                  \
     KBD_ROWVEC(f32, s) kbd_sbs_; /* this block's row sums */                                                           \
-    kbd_reduce_rows(kbd_sbs_, p, KBD_RED_SUM);                                                                         \
+    if (part)                                                                                                          \
+      KBD__SM_ROWSUM_OWN(kbd_sbs_, p);                                                                                 \
+    else                                                                                                               \
+      kbd_reduce_rows(kbd_sbs_, p, KBD_RED_SUM);                                                                       \
     KBD__SM_SUM_UPDATE(st);                                                                                            \
   } while (0)
+#define KBD__SM_UPDATE(p, st, s, scale, lazy, slack, name) KBD__SM_UPDATE_P(p, st, s, scale, lazy, slack, 0, name)
 
 #define kbd_softmax_update(p, st, s, scale) KBD__SM_UPDATE(p, st, s, scale, 0, 0, "kbd_softmax_update")
 #define kbd_softmax_update_lazy(p, st, s, scale, slack)                                                                \
@@ -184,6 +209,43 @@ KBD_HD float kbd_softmax_lse_(float m, float sum, float scale) {
                       "kbd: kbd_softmax_update_lazy: slack is an integer constant in 0..15 (p reaches 2^slack, and "   \
                       "f16 holds less than 2^16)");                                                                    \
     KBD__SM_UPDATE(p, st, s, scale, 1, slack, "kbd_softmax_update_lazy");                                              \
+  } while (0)
+
+/* FlashAttention-3's row sums: only kbd_softmax_finish reads the sum, and the rescale factor of a row is the same in
+ * every lane that holds part of it, so each lane may keep its own part and the parts be added once at the end: per
+ * block that drops the sums' butterfly (at head_dim 128 on sm_90a: 4 SHFL, 4 FADD and the warp's convergence
+ * test), while the max, which every element needs, keeps its shuffles. */
+#define KBD__SM_PART_RULE                                                                                              \
+  "kbd_softmax_update_lazy_part: the rows of s must lie within one warp (WGMMA_ACC, MMA_C, TMEM_ACC, or ROW rows "     \
+  "of at most 32 lanes): the parts are added across lanes by shuffles"
+#define kbd_softmax_update_lazy_part(p, st, s, scale, slack)                                                           \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT((slack) >= 0 && (slack) <= 15,                                                                   \
+                      "kbd: kbd_softmax_update_lazy_part: slack is an integer constant in 0..15 (p reaches 2^slack, "  \
+                      "and f16 holds less than 2^16)");                                                                \
+    KBD_STATIC_ASSERT(KBD__RT_XN(KBD_LAYOUT(s), KBD_COLS(s), KBD_SCOPE(s), KBD__RT_TVEC(s), KBD__RT_ROWS) <= 1,       \
+                      "kbd: " KBD__SM_PART_RULE);                                                                      \
+    KBD__SM_UPDATE_P(p, st, s, scale, 1, slack, 1, "kbd_softmax_update_lazy_part");                                    \
+  } while (0)
+/* sum[l][k] += the same slot of the other lanes of its row: the butterfly of kbd_reduce_rows' step (2) */
+KBD_TILE_FN void kbd_softmax_sum_rows_(float *sum, int slots, kbd_rt_plan p, KBD_SITE_PARAMS) {
+  KBD_UNROLL for (int b = p.lo; b < p.hi; ++b) {
+    KBD_UNROLL for (int k = 0; k < slots; ++k) {
+      uint32_t x[KBD_LANES_HELD], y[KBD_LANES_HELD];
+      for (int l = 0; l < KBD_LANES_HELD; ++l) x[l] = kbd_cvt_f32_bits(sum[l * slots + k]);
+      kbd_hw_shfl_b32(KBD_SHFL_BFLY, y, x, 1u << b, KBD_SHFL_C, KBD_SITE_ARGS);
+      /* partners add a + b and b + a: the same bits, so every lane of a row ends with the same sum */
+      for (int l = 0; l < KBD_LANES_HELD; ++l) sum[l * slots + k] += kbd_cvt_bits_f32(y[l]);
+    }
+  }
+}
+#define kbd_softmax_sum_rows(st)                                                                                       \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD__RT_XN(KBD__V_L((st).row_sum), KBD__V_C((st).row_sum), KBD__V_S((st).row_sum),              \
+                                 KBD__V_VEC((st).row_sum), KBD__RT_ROWS) <= 1,                                         \
+                      "kbd: kbd_softmax_sum_rows: the rows must lie within one warp (as for "                          \
+                      "kbd_softmax_update_lazy_part)");                                                                \
+    kbd_softmax_sum_rows_(&(st).row_sum.v[0][0], KBD_VEC_SLOTS((st).row_sum), KBD__V_PLAN((st).row_sum), KBD_SITE);    \
   } while (0)
 
 /* Any lane's slot with a rescale other than 1: one vote.sync.all over the warp (the lanes' own slots). */

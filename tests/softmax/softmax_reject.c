@@ -35,6 +35,8 @@ KBD_KERNEL(rj_kernel, 256, rj_params) {
   kbd_softmax_update(s, st, s, p.scale); /* in place: p may be s */
   kbd_softmax_update_lazy(s, st, s, p.scale, KBD_SOFTMAX_SLACK);
   kbd_softmax_update_lazy(pr, st, s, p.scale, 15);
+  kbd_softmax_update_lazy_part(s, st, s, p.scale, KBD_SOFTMAX_SLACK); /* per-lane sums, then added across lanes */
+  kbd_softmax_sum_rows(st);
   if (kbd_softmax_warp_rescales(st)) kbd_softmax_rescale(o, st);
   kbd_softmax_rescale(o, st);
   KBD_ROWVEC(f32, s) lse;
@@ -127,6 +129,12 @@ KBD_KERNEL(rj_kernel, 256, rj_params) {
 #elif KBD_REJECT_CASE == 16 /* lazy: scores of bf16 */
   KBD_TILE_L(bf16, 64, 64, KBD_WARPGROUP, KBD_LAYOUT_WGMMA_ACC) sb;
   kbd_softmax_update_lazy(pr, st, sb, p.scale, 8);
+#elif KBD_REJECT_CASE == 17 /* per-lane sums of a CTA-wide row: its parts are in 8 warps, no shuffle adds them */
+  kbd_softmax_update_lazy_part(e, rs, t, p.scale, 8);
+#elif KBD_REJECT_CASE == 18 /* the same for the final addition */
+  kbd_softmax_sum_rows(rs);
+#elif KBD_REJECT_CASE == 19 /* part: a slack past f16's range */
+  kbd_softmax_update_lazy_part(pr, st, s, p.scale, 16);
 #endif
   (void)pr;
   (void)o;

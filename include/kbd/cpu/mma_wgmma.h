@@ -441,5 +441,32 @@ static inline void kbd_hw_wgmma_acc_touch(const void *d, int ld, int n, KBD_SITE
   }
 }
 
+/* kbd_acc_discard: lane l's n cells at (uint32_t *)d + l * ld become a quiet NaN (0x7fc00000), so a read that
+ * the caller believed dead shows in the results; discarding cells a wgmma of this warp still writes is the GPU's
+ * register write under a pending wgmma, reported as a race. */
+static inline void kbd_hw_wgmma_acc_discard(void *d, int ld, int n, KBD_SITE_PARAMS) {
+  kbd_cpu_warp *w = kbd_cpu_self();
+  kbd_cpu_mma_arch(90, "kbd_acc_discard of a wgmma accumulator", KBD_SITE_ARGS);
+  const kbd_cpu_mma_state *S = kbd_cpu_mma_of(w->cta);
+  const kbd_cpu_wgq *wq = &S->wq[w->id];
+  const kbd_cpu_wg *g = &S->wg[w->id / 4];
+  const int q = w->id & 3;
+  for (int num = wq->retired; num < wq->issued; ++num) {
+    const kbd_cpu_wgop *op = g->ops[num - g->first];
+    for (int l = 0; l < 32; ++l) {
+      const char *lo = (const char *)d + (size_t)l * (size_t)ld * 4u, *hi = lo + (size_t)n * 4u;
+      const char *olo = (const char *)op->d[q] + (size_t)l * (size_t)op->ld[q] * 4u;
+      const char *ohi = olo + (size_t)(op->n / 2) * (op->dtype == KBD_MMA_F16 ? 2u : 4u);
+      if (lo < ohi && olo < hi)
+        kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
+                      "kbd_acc_discard before wgmma.wait_group: the wgmma issued at %s:%d (%s) still writes these "
+                      "registers (lane %d); discard the accumulator after its wait (kbd_mma_wait)",
+                      op->file, op->line, num < wq->committed ? "committed, not waited for" : "not even committed", l);
+    }
+  }
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < n; ++i) ((uint32_t *)d)[(size_t)l * (size_t)ld + (size_t)i] = 0x7fc00000u;
+}
+
 #endif /* KBD_MODE_CPU */
 #endif /* KBD_CPU_MMA_WGMMA_H */

@@ -28,6 +28,21 @@ KBD_DEV void kbd_hw_wgmma_acc_touch(const void *d, int ld, int n, KBD_SITE_PARAM
 #endif
 }
 
+/* kbd_acc_discard's: the n cells' values are dead (ld: the CPU twin's lane stride). An empty asm that only WRITES
+ * each cell, no instruction: the values before it have no use after it, so the read-modify-write operands of the
+ * next wgmma (accumulate 0) do not keep them alive and the compiler copies nothing around that wgmma. Call it
+ * before wgmma.fence (kbd_mma issues the fence): it is a register write as far as ptxas knows. */
+KBD_DEV void kbd_hw_wgmma_acc_discard(void *d, int ld, int n, KBD_SITE_PARAMS) {
+  (void)ld;
+  KBD_SITE_UNUSED;
+#if KBD_DEVICE_PASS
+  float *const c = (float *)d;
+  _Pragma("unroll") for (int i = 0; i < n; ++i) asm volatile("" : "=f"(c[i])::"memory");
+#else
+  (void)d, (void)n;
+#endif
+}
+
 /* ==== sm_90a: wgmma (ptx-reference §4) ===================================================================== */
 
 /* wgmma.fence.sync.aligned;     PTX ISA 8.0, sm_90a. Orders the warpgroup's earlier register accesses to
