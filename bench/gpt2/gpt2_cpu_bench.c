@@ -1,10 +1,11 @@
 /* gpt2_cpu_bench.c - CPU-mode timing of the GPT-2 example (examples/gpt2) on a GPT-2-small-shaped model with random
  * weights: 768 channels, 12 heads, vocab 50257, context 1024, --layers of them (default 12). It writes the checkpoint
  * (bf16 safetensors + config.json) into a temporary folder, loads it, prefills --prompt tokens and decodes --steps
- * tokens greedily, and prints one BENCH line per phase (seconds, tokens/s, seconds per token).
+ * tokens greedily, and prints one BENCH line per phase (seconds, tokens/s, seconds per token) and row 0's tokens.
  *
- *   gpt2_cpu_bench [--layers L] [--prompt T] [--steps N] [--batch B] [--profile]   (--profile: a table of the
- *                  time per op, each launch followed by a device sync)
+ *   gpt2_cpu_bench [--layers L] [--prompt T] [--steps N] [--batch B] [--profile] [--logits FILE]
+ *                  (--profile: a table of the time per op, each launch followed by a device sync; --logits: the
+ *                  last step's logits, raw f32 [batch][vocab], to compare two builds of the CPU machine bit for bit)
  *   gpt2_cpu_bench --smoke      (1 layer of 64 channels, vocab 300: the ctest smoke run)
  */
 #define _DEFAULT_SOURCE 1 /* clock_gettime, mkdtemp under -std=c11 */
@@ -16,7 +17,7 @@
 
 #include "gpt2.h"
 #include "gpt2_config.h"
-#include "gpt2_safetensors.h"
+#include "gpt2_random_model.h"
 
 static double now_s(void) {
   struct timespec ts;
@@ -28,71 +29,10 @@ static double now_s(void) {
  * waiting for a core, this does not */
 static double cpu_s(void) { return (double)clock() / CLOCKS_PER_SEC; }
 
-static unsigned long long rng = 88172645463325252ull;
-/* n bf16 values center + scale * u, u uniform in [-1, 1) */
-static unsigned short *fill(long long n, float center, float scale) {
-  unsigned short *v = (unsigned short *)malloc((size_t)n * 2);
-  if (!v) return NULL;
-  for (long long i = 0; i < n; ++i) {
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    const float u = (float)(rng >> 40) * (2.0f / 16777216.0f) - 1.0f;
-    v[i] = gpt2_st_f32_to_bf16(center + scale * u);
-  }
-  return v;
-}
-
-static int write_model(const char *dir, const gpt2_config *c) {
-  const int L = c->n_layer, n = 4 + 12 * L;
-  const long long C = c->n_embd;
-  gpt2_st_out *t = (gpt2_st_out *)calloc((size_t)n, sizeof *t);
-  char(*names)[64] = (char(*)[64])calloc((size_t)n, 64);
-  if (!t || !names) return 0;
-  int k = 0, ok = 1;
-#define ADD(nm, nd, d0, d1, center, scale)                                                                             \
-  do {                                                                                                                 \
-    snprintf(names[k], 64, "%s", nm);                                                                                  \
-    t[k].name = names[k], t[k].dtype = GPT2_ST_BF16, t[k].ndim = nd, t[k].shape[0] = d0, t[k].shape[1] = d1;           \
-    t[k].data = fill((d0) * ((nd) == 2 ? (d1) : 1), center, scale);                                                    \
-    ok &= t[k].data != NULL;                                                                                           \
-    ++k;                                                                                                               \
-  } while (0)
-  ADD("wte.weight", 2, c->vocab_size, C, 0.0f, 0.1f);
-  ADD("wpe.weight", 2, c->n_ctx, C, 0.0f, 0.02f);
-  ADD("ln_f.weight", 1, C, 0, 1.0f, 0.1f);
-  ADD("ln_f.bias", 1, C, 0, 0.0f, 0.1f);
-  for (int l = 0; l < L; ++l) {
-    char nm[64];
-#define NM(s) (snprintf(nm, sizeof nm, "h.%d.%s", l, s), nm)
-    ADD(NM("ln_1.weight"), 1, C, 0, 1.0f, 0.1f);
-    ADD(NM("ln_1.bias"), 1, C, 0, 0.0f, 0.1f);
-    ADD(NM("attn.c_attn.weight"), 2, C, 3 * C, 0.0f, 0.05f);
-    ADD(NM("attn.c_attn.bias"), 1, 3 * C, 0, 0.0f, 0.02f);
-    ADD(NM("attn.c_proj.weight"), 2, C, C, 0.0f, 0.02f);
-    ADD(NM("attn.c_proj.bias"), 1, C, 0, 0.0f, 0.02f);
-    ADD(NM("ln_2.weight"), 1, C, 0, 1.0f, 0.1f);
-    ADD(NM("ln_2.bias"), 1, C, 0, 0.0f, 0.1f);
-    ADD(NM("mlp.c_fc.weight"), 2, C, 4 * C, 0.0f, 0.05f);
-    ADD(NM("mlp.c_fc.bias"), 1, 4 * C, 0, 0.0f, 0.02f);
-    ADD(NM("mlp.c_proj.weight"), 2, 4 * C, C, 0.0f, 0.02f);
-    ADD(NM("mlp.c_proj.bias"), 1, C, 0, 0.0f, 0.02f);
-#undef NM
-  }
-#undef ADD
-  char path[512];
-  snprintf(path, sizeof path, "%s/model.safetensors", dir);
-  kbd_status s = kbd_status_ok();
-  if (ok) s = gpt2_st_write(path, t, k);
-  if (ok && kbd_ok(s)) s = gpt2_config_write(c, dir);
-  if (!kbd_ok(s)) fprintf(stderr, "gpt2_cpu_bench: %s\n", s.msg);
-  for (int i = 0; i < k; ++i)
-    free((void *)t[i].data);
-  free(t), free(names);
-  return ok && kbd_ok(s);
-}
-
 int main(int argc, char **argv) {
   gpt2_config c = {12, 12, 768, 50257, 1024, 1e-5f};
   int prompt = 16, steps = 16, batch = 1, profile = 0;
+  const char *logits_file = NULL;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--smoke")) {
       c.n_layer = 1, c.n_head = 1, c.n_embd = 64, c.vocab_size = 300, c.n_ctx = 64, prompt = 4, steps = 2;
@@ -106,8 +46,12 @@ int main(int argc, char **argv) {
       steps = atoi(argv[++i]);
     } else if (i + 1 < argc && !strcmp(argv[i], "--batch")) {
       batch = atoi(argv[++i]);
+    } else if (i + 1 < argc && !strcmp(argv[i], "--logits")) {
+      logits_file = argv[++i];
     } else {
-      fprintf(stderr, "usage: %s [--smoke] [--layers L] [--prompt T] [--steps N] [--batch B] [--profile]\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s [--smoke] [--layers L] [--prompt T] [--steps N] [--batch B] [--profile] [--logits FILE]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -118,12 +62,16 @@ int main(int argc, char **argv) {
   char dir[] = "/tmp/gpt2_bench_XXXXXX";
   if (!mkdtemp(dir)) return 1;
   const double t0 = now_s();
-  const int wrote = write_model(dir, &c);
+  /* c_proj 0.02, GPT-2's own initialisation scale: the CPU machine's time does not depend on the values, and nothing
+   * here is compared with PyTorch (the GPU bench's 0.08 is tools/gpt2_torch_ref.py's) */
+  kbd_status ws = gpt2_random_model_write(dir, &c, 1, 0.02f);
+  const int wrote = kbd_ok(ws);
+  if (!wrote) fprintf(stderr, "gpt2_cpu_bench: %s\n", ws.msg);
   const double t_write = now_s() - t0;
   gpt2_model *m = NULL;
   kbd_status s = kbd_status_ok();
   double t_load = 0, t_prefill = 0, t_decode = 0, c_prefill = 0, c_decode = 0;
-  int *ids = (int *)malloc((size_t)batch * (size_t)prompt * sizeof(int)), next[64];
+  int *ids = (int *)malloc((size_t)batch * (size_t)prompt * sizeof(int)), next[64], row0[1024];
   if (wrote && ids) {
     for (int i = 0; i < batch * prompt; ++i)
       ids[i] = (i * 7919 + 13) % c.vocab_size;
@@ -146,6 +94,7 @@ int main(int argc, char **argv) {
     for (int st = 0; kbd_ok(s) && st < steps; ++st) {
       if (st > 0) s = gpt2_decode(m, NULL);
       if (kbd_ok(s)) s = gpt2_sample(m, &greedy, st, batch <= 64 ? next : NULL);
+      if (kbd_ok(s) && batch <= 64) row0[st] = next[0];
     }
     if (kbd_ok(s)) s = kbd_device_sync();
     t_decode = now_s() - t, c_decode = cpu_s() - c;
@@ -154,14 +103,20 @@ int main(int argc, char **argv) {
       gpt2_profile_print(m, stdout);
     }
   }
+  if (kbd_ok(s) && logits_file) {
+    const size_t n = (size_t)batch * (size_t)c.vocab_size;
+    float *l = (float *)malloc(sizeof(float) * n);
+    s = l ? gpt2_logits(m, l) : kbd_status_make(KBD_ERR_OOM, "no host memory for the logits");
+    FILE *f = kbd_ok(s) ? fopen(logits_file, "wb") : NULL;
+    const int wrote_all = f && fwrite(l, sizeof(float), n, f) == n;
+    const int closed = !f || fclose(f) == 0;
+    if (kbd_ok(s) && !(wrote_all && closed))
+      s = kbd_status_make(KBD_ERR_INVALID, "cannot write the logits to %s", logits_file);
+    free(l);
+  }
   gpt2_free(m);
   free(ids);
-  char p[600];
-  snprintf(p, sizeof p, "%s/model.safetensors", dir);
-  unlink(p);
-  snprintf(p, sizeof p, "%s/config.json", dir);
-  unlink(p);
-  rmdir(dir);
+  gpt2_random_model_remove(dir);
   if (!wrote || !kbd_ok(s)) {
     if (!kbd_ok(s)) fprintf(stderr, "gpt2_cpu_bench: %s\n", s.msg);
     return 1;
@@ -175,5 +130,11 @@ int main(int argc, char **argv) {
   const int fwd = steps > 1 ? steps - 1 : 1;
   printf("BENCH gpt2_cpu decode_s=%.2f cpu_s=%.2f tokens_per_s=%.3f s_per_forward=%.2f cpu_s_per_forward=%.2f\n",
          t_decode, c_decode, batch * steps / t_decode, t_decode / fwd, c_decode / fwd);
+  if (batch <= 64) {
+    printf("tokens (row 0):");
+    for (int i = 0; i < steps; ++i)
+      printf(" %d", row0[i]);
+    printf("\n");
+  }
   return 0;
 }

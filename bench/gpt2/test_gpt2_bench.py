@@ -7,7 +7,8 @@ label cpu; bench/gpt2/gpt2_bench.cmake):
 - gpt2_bench_cpu on the tiny model end to end (--profile --greedy --weights --json): every JSON field checked against
   what the run asked for (configurations, tokens/s = tokens / median, launches per op for 2 layers, shares summing to
   1, greedy tokens equal to the argmax of the logits it reports, the prompt from the torch script's formula), the
-  checkpoint it wrote readable by the torch script's safetensors reader;
+  checkpoint it wrote readable by the torch script's safetensors reader, its c_proj weights at the GPU bench's scale
+  (0.08, through the writer shared with gpt2_cpu_bench: bench/gpt2/gpt2_random_model.c) and c_attn at 0.05;
 - --budget: configurations past it are listed as skipped and the JSON stays whole;
 - bad arguments: exit 2 and a message naming the problem;
 - tools/gpt2_torch_ref.py: bad arguments exit 2; without PyTorch exit 77 and a message; with PyTorch (not installed
@@ -19,6 +20,7 @@ import copy
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -92,9 +94,25 @@ def main():
                                                   f"logit's id {top[0][0]}")
             check(all(top[i][1] >= top[i + 1][1] for i in range(len(top) - 1)), f"row {r} step {s}: top sorted")
     # the checkpoint, as the torch script reads it
-    tensors, _ = ref.read_safetensors_index(os.path.join(wdir, "model.safetensors"))
+    tensors, start = ref.read_safetensors_index(os.path.join(wdir, "model.safetensors"))
     check(len(tensors) == 4 + 12 * cfg["n_layer"], f"{len(tensors)} tensors")
     check(tensors.get("h.1.attn.c_attn.weight", ("",))[:2] == ("BF16", (64, 192)), "h.1.attn.c_attn.weight")
+    # the shared writer's scales (bench/gpt2/gpt2_random_model.c): the GPU bench passes 0.08 for both c_proj
+    # weights, as tools/gpt2_torch_ref.py's random_weights; c_attn stays at 0.05
+    def max_abs(name):
+        _, shape, b, e = tensors[name]
+        with open(os.path.join(wdir, "model.safetensors"), "rb") as f:
+            f.seek(start + b)
+            raw = f.read(e - b)
+        vals = struct.unpack(f"<{len(raw) // 2}H", raw)
+        return max(abs(struct.unpack("<f", struct.pack("<I", v << 16))[0]) for v in vals)
+    for name, lo, hi in (("h.0.attn.c_proj.weight", 0.07, 0.0801), ("h.1.mlp.c_proj.weight", 0.07, 0.0801),
+                         ("h.0.attn.c_attn.weight", 0.04, 0.0501)):
+        if name in tensors:
+            m = max_abs(name)
+            check(lo < m < hi, f"{name}: largest |value| {m}, expected in ({lo}, {hi})")
+        else:
+            check(False, f"{name} missing")
     with open(os.path.join(wdir, "config.json")) as f:
         hf = json.load(f)
     check(all(hf.get(key) == cfg[key] for key in ("n_layer", "n_head", "n_embd", "vocab_size")), f"config.json {hf}")

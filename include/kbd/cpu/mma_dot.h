@@ -44,12 +44,17 @@ static inline void kbd_cpu_mma_dot_ref(const kbd_cpu_mma_shape *s, const double 
       res[r * n + c] = kbd_cpu_mma_sum_bits(s->td, acc[c]);
   }
 }
-/* Are all n values finite? (x * 0 is +-0 for a finite x and NaN for an infinity or NaN, and a NaN stays in the sum.) */
+/* Are all n values finite (exponent bits not all ones)? A bit test per value that the compiler vectorises; the sum
+ * of v[i] * 0 it replaces (NaN iff a value is an infinity or NaN) was one dependent add per value. */
 static inline int kbd_cpu_mma_finite(const double *v, int n) {
-  double z = 0;
-  for (int i = 0; i < n; ++i)
-    z += v[i] * 0.0;
-  return z == 0;
+  const uint64_t e = 0x7FF0000000000000ull;
+  int bad = 0;
+  for (int i = 0; i < n; ++i) {
+    uint64_t u;
+    memcpy(&u, v + i, sizeof u);
+    bad |= (u & e) == e;
+  }
+  return !bad;
 }
 /* The same sums, computing only what can differ from +0. A sum whose products are all +-0 is exactly +0 (the sum
  * starts at +0, and +0 + -0 = +0 when rounding to nearest), which is 0 in both f32 and s32 bits. The products of an
@@ -59,50 +64,70 @@ static inline int kbd_cpu_mma_finite(const double *v, int n) {
  * decode step) reads one live row of the 128 of A, so this makes the emulation's cost follow the real work. The
  * rows and columns computed are computed as the reference does (the same products, summed in the same k order),
  * so res is bit for bit the reference's (tests/mma/test_mma_dot_fast.c). */
-static inline void kbd_cpu_mma_dot_fast(const kbd_cpu_mma_shape *s, const double *A, int rows, const double *bt,
-                                        uint32_t *res) {
+typedef struct kbd_cpu_mma_live {
+  int skip_rows; /* B is all finite: a zero row of A gives zero sums */
+  int nc;        /* the columns of B with a nonzero element (all of them when A is not all finite) */
+  int cols[256];
+} kbd_cpu_mma_live;
+static inline void kbd_cpu_mma_live_of(const kbd_cpu_mma_shape *s, const double *A, int rows, const double *bt,
+                                       kbd_cpu_mma_live *L) {
   const int kel = s->kel, n = s->n;
-  const int skip_rows = kbd_cpu_mma_finite(bt, kel * n), skip_cols = kbd_cpu_mma_finite(A, rows * kel);
-  int cols[256], nc = 0; /* the columns of B with a nonzero element (all of them when A is not all finite) */
+  const int skip_cols = kbd_cpu_mma_finite(A, rows * kel);
+  L->skip_rows = kbd_cpu_mma_finite(bt, kel * n);
+  L->nc = 0;
   for (int c = 0; c < n; ++c) {
     int live = !skip_cols;
     for (int k = 0; k < kel && !live; ++k)
       live = bt[k * n + c] != 0;
-    if (live) cols[nc++] = c;
+    if (live) L->cols[L->nc++] = c;
   }
+}
+/* Can row a of A have a sum other than +0? */
+static inline int kbd_cpu_mma_row_live(const kbd_cpu_mma_shape *s, const double *a, const kbd_cpu_mma_live *L) {
+  int live = !L->skip_rows;
+  for (int k = 0; k < s->kel && !live; ++k)
+    live = a[k] != 0;
+  return live && L->nc > 0;
+}
+/* Row a's n sums into out (a live row). */
+static inline void kbd_cpu_mma_dot_row(const kbd_cpu_mma_shape *s, const double *a, const double *bt,
+                                       const kbd_cpu_mma_live *L, uint32_t *out) {
+  const int kel = s->kel, n = s->n, nc = L->nc;
   double acc[256];
-  for (int r = 0; r < rows; ++r) {
-    const double *a = A + r * kel;
-    uint32_t *out = res + r * n;
-    int live = !skip_rows;
-    for (int k = 0; k < kel && !live; ++k)
-      live = a[k] != 0;
-    if (!live || nc == 0) {
-      memset(out, 0, sizeof(uint32_t) * (size_t)n);
-      continue;
-    }
-    if (nc == n) { /* the contiguous loop, as the reference */
-      for (int c = 0; c < n; ++c)
-        acc[c] = 0;
-      for (int k = 0; k < kel; ++k) {
-        const double av = a[k], *b = bt + k * n;
-        for (int c = 0; c < n; ++c)
-          acc[c] += av * b[c];
-      }
-      for (int c = 0; c < n; ++c)
-        out[c] = kbd_cpu_mma_sum_bits(s->td, acc[c]);
-      continue;
-    }
-    for (int j = 0; j < nc; ++j)
-      acc[j] = 0;
+  if (nc == n) { /* the contiguous loop, as the reference */
+    for (int c = 0; c < n; ++c)
+      acc[c] = 0;
     for (int k = 0; k < kel; ++k) {
       const double av = a[k], *b = bt + k * n;
-      for (int j = 0; j < nc; ++j)
-        acc[j] += av * b[cols[j]];
+      for (int c = 0; c < n; ++c)
+        acc[c] += av * b[c];
     }
-    memset(out, 0, sizeof(uint32_t) * (size_t)n);
+    for (int c = 0; c < n; ++c)
+      out[c] = kbd_cpu_mma_sum_bits(s->td, acc[c]);
+    return;
+  }
+  for (int j = 0; j < nc; ++j)
+    acc[j] = 0;
+  for (int k = 0; k < kel; ++k) {
+    const double av = a[k], *b = bt + k * n;
     for (int j = 0; j < nc; ++j)
-      out[cols[j]] = kbd_cpu_mma_sum_bits(s->td, acc[j]);
+      acc[j] += av * b[L->cols[j]];
+  }
+  memset(out, 0, sizeof(uint32_t) * (size_t)n);
+  for (int j = 0; j < nc; ++j)
+    out[L->cols[j]] = kbd_cpu_mma_sum_bits(s->td, acc[j]);
+}
+static inline void kbd_cpu_mma_dot_fast(const kbd_cpu_mma_shape *s, const double *A, int rows, const double *bt,
+                                        uint32_t *res) {
+  kbd_cpu_mma_live L;
+  kbd_cpu_mma_live_of(s, A, rows, bt, &L);
+  for (int r = 0; r < rows; ++r) {
+    const double *a = A + r * s->kel;
+    uint32_t *out = res + r * s->n;
+    if (kbd_cpu_mma_row_live(s, a, &L))
+      kbd_cpu_mma_dot_row(s, a, bt, &L, out);
+    else
+      memset(out, 0, sizeof(uint32_t) * (size_t)s->n);
   }
 }
 /* The machine's K-step sums: the fast path, or with KBD_CPU_MMA_REFERENCE defined the reference (for comparisons). */
@@ -118,6 +143,46 @@ static inline void kbd_cpu_mma_dot(const kbd_cpu_mma_shape *s, const double *A, 
                                    uint32_t *res) {
   kbd_cpu_mma_transpose(s, B, bt);
   kbd_cpu_mma_dot_t(s, A, rows, bt, res);
+}
+/* The same sums in a row-sparse block (a tcgen05.mma's pending record, cpu/mma_umma.h): rows words of headers, 0
+ * for a row whose sums are all +0 (a row kbd_cpu_mma_dot_fast skips) or 1 + the row's index among the stored rows,
+ * whose n sums follow the headers. A decode step's 256 x 256 MMA stores the headers and 1 row (2 KiB instead of
+ * 256 KiB, written here and read again when D lands: the fill of the zero rows and that traffic go). With
+ * KBD_CPU_MMA_REFERENCE every row is stored, computed by the reference. Returns the malloc'd block (free()). */
+static inline uint32_t *kbd_cpu_mma_dot_rows(const kbd_cpu_mma_shape *s, const double *A, int rows, const double *B,
+                                             double *bt) {
+  const int kel = s->kel, n = s->n;
+  kbd_cpu_mma_transpose(s, B, bt);
+  int live = rows;
+#ifndef KBD_CPU_MMA_REFERENCE
+  kbd_cpu_mma_live L;
+  kbd_cpu_mma_live_of(s, A, rows, bt, &L);
+  live = 0;
+  for (int r = 0; r < rows; ++r)
+    live += kbd_cpu_mma_row_live(s, A + r * kel, &L);
+#endif
+  uint32_t *blk = (uint32_t *)malloc(sizeof(uint32_t) * ((size_t)rows + (size_t)live * (size_t)n));
+  if (!blk) {
+    fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
+    abort();
+  }
+  uint32_t *out = blk + rows;
+  uint32_t stored = 0;
+  for (int r = 0; r < rows; ++r) {
+    const double *a = A + r * kel;
+#ifdef KBD_CPU_MMA_REFERENCE
+    kbd_cpu_mma_dot_ref(s, a, 1, bt, out);
+#else
+    if (!kbd_cpu_mma_row_live(s, a, &L)) {
+      blk[r] = 0;
+      continue;
+    }
+    kbd_cpu_mma_dot_row(s, a, bt, &L, out);
+#endif
+    blk[r] = ++stored;
+    out += n;
+  }
+  return blk;
 }
 
 /* D := (accumulate ? D + sum : sum) in f32, or s32 (wrapping, or saturating with the idesc's saturate bit), or for

@@ -95,13 +95,37 @@ static inline double kbd_cpu_mma_elem(int t, const unsigned char *p) {
   }
 }
 
-static inline uint64_t kbd_cpu_mma_hash(const kbd_cpu_shadow *sh, size_t off) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t b = off; b < off + 16; ++b) {
-    h = (h ^ (uint64_t)sh->wclk[b]) * 0x100000001b3ull;
-    h = (h ^ ((uint64_t)sh->winfo[b] << 16 | (uint64_t)sh->wsite[b])) * 0x100000001b3ull;
+/* n consecutive elements of type t (es bytes each) from p, negated with neg: the decoder's switch once per run
+ * instead of once per element, and bf16 (the GEMM's and the attention's type) as a loop the compiler unrolls. */
+static inline void kbd_cpu_mma_elems(int t, const unsigned char *p, int es, int n, int neg, double *out) {
+  if (t == KBD_MMA_BF16) {
+    for (int i = 0; i < n; ++i) {
+      uint16_t b;
+      memcpy(&b, p + 2 * i, 2);
+      const double v = (double)kbd_cvt_bits_f32((uint32_t)b << 16);
+      out[i] = neg ? -v : v;
+    }
+    return;
   }
-  return h;
+  for (int i = 0; i < n; ++i) {
+    const double v = kbd_cpu_mma_elem(t, p + (size_t)i * (size_t)es);
+    out[i] = neg ? -v : v;
+  }
+}
+
+/* A digest of a 16-byte unit's shadow state (each byte's writer clock, flags and site), taken at the issue and
+ * compared at the retirement. Each byte's state is one 64-bit word folded into one of four FNV-style chains (xor, then
+ * multiply by an odd constant: a bijection, so a change of any one word always changes its chain, and the chains are
+ * combined by rotations and xors, which keep that): four independent chains of 4 multiplies instead of one chain of 32
+ * (one per byte and field), which had made this hash a fifth of a CPU-mode GPT-2 decode step. */
+static inline uint64_t kbd_cpu_mma_hash(const kbd_cpu_shadow *sh, size_t off) {
+  const uint32_t *wclk = sh->wclk + off;
+  const uint16_t *winfo = sh->winfo + off, *wsite = sh->wsite + off;
+  uint64_t h[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull, 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull};
+  for (int b = 0; b < 16; ++b)
+    h[b & 3] =
+        (h[b & 3] ^ ((uint64_t)wclk[b] << 32 | (uint64_t)winfo[b] << 16 | (uint64_t)wsite[b])) * 0x100000001b3ull;
+  return h[0] ^ (h[1] << 16 | h[1] >> 48) ^ (h[2] << 32 | h[2] >> 32) ^ (h[3] << 48 | h[3] >> 16);
 }
 
 /* The async proxy will read the 16 bytes at off: CHECK them (written, delivered, generic writes fenced by their
@@ -111,7 +135,15 @@ static inline void kbd_cpu_mma_check_unit(kbd_cpu_cta *cta, kbd_cpu_warp *w, siz
   kbd_cpu_shadow *sh = &cta->sh;
   const uint32_t base = sh->base, me = (uint32_t)w->gid;
   const int race = cta->L->race_check;
-  for (size_t b = off; b < off + 16; ++b) {
+  /* The 16 bytes nearly always come from one store or one TMA box (the same clock and writer): then byte off's checks
+   * are every byte's, and the loop below would fault at byte off first, so checking it alone reports the same. */
+  const uint32_t *wc = sh->wclk + off;
+  const uint16_t *wi = sh->winfo + off;
+  uint32_t diff = 0;
+  for (int b = 1; b < 16; ++b)
+    diff |= (wc[b] ^ wc[0]) | (uint32_t)(wi[b] ^ wi[0]);
+  const size_t end = diff ? off + 16 : off + 1;
+  for (size_t b = off; b < end; ++b) {
     const uint32_t c = sh->wclk[b], info = sh->winfo[b], x = info & KBD_CPU_SH_WARP;
     if (KBD_UNLIKELY(c < base || (info & KBD_CPU_SH_PENDING) || (race && x != me && c > w->clk[x])))
       kbd_cpu_shadow_read_fault(cta, w, off, 16, what, kbd_cpu_no_elem(), KBD_SITE_ARGS);
@@ -164,17 +196,10 @@ static inline void kbd_cpu_mma_operand_u(kbd_cpu_cta *cta, kbd_cpu_warp *w, int 
    * the 16 / es elements of a K-major row that share a unit are consecutive bytes: the decoder runs once per unit
    * (whose first byte gets the checks below), and the unit's other elements follow at es-byte steps. */
   const int per = major == KBD_SMEM_K_MAJOR ? 16 / es : 1;
-  uint32_t a = 0;
   for (int r = 0; r < nrows; ++r)
-    for (int k = 0; k < kel; ++k) {
-      if (k % per) {
-        a += (uint32_t)es;
-        const double v = kbd_cpu_mma_elem(type, cta->smem + a);
-        out[r * kel + k] = neg ? -v : v;
-        continue;
-      }
-      a = arch == KBD_MMA_SM90 ? kbd_wgmma_desc_addr(desc, major, es, row0 + r, k)
-                               : kbd_umma_desc_addr(desc, major, es, row0 + r, k);
+    for (int k = 0; k < kel; k += per) {
+      const uint32_t a = arch == KBD_MMA_SM90 ? kbd_wgmma_desc_addr(desc, major, es, row0 + r, k)
+                                              : kbd_umma_desc_addr(desc, major, es, row0 + r, k);
       if (KBD_UNLIKELY((size_t)(a & ~15u) + 16 > top))
         kbd_cpu_fault(KBD_ERR_BOUNDS, KBD_SITE_ARGS,
                       "%s: the descriptor 0x%016llx names shared address %u for row %d, k %d, outside the CTA's "
@@ -185,8 +210,7 @@ static inline void kbd_cpu_mma_operand_u(kbd_cpu_cta *cta, kbd_cpu_warp *w, int 
         if (ch) kbd_cpu_mma_chunk_add(ch, &cta->sh, a);
         if (units) (*units)[(*nunits)++] = a;
       }
-      const double v = kbd_cpu_mma_elem(type, cta->smem + a);
-      out[r * kel + k] = neg ? -v : v;
+      kbd_cpu_mma_elems(type, cta->smem + a, es, per < kel - k ? per : kel - k, neg, out + r * kel + k);
     }
 }
 static inline void kbd_cpu_mma_operand(kbd_cpu_cta *cta, kbd_cpu_warp *w, int arch, uint64_t desc, int type, int major,

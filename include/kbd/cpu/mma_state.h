@@ -82,7 +82,7 @@ typedef struct kbd_cpu_wgq { /* one warp's wgmma bookkeeping */
 typedef struct kbd_cpu_umma {
   uint32_t lane, col; /* D in Tensor Memory */
   int m, n, dtype, accumulate, saturate;
-  uint32_t *res; /* m x n K-step sums (f32 or s32 bits) */
+  uint32_t *res; /* the K-step sums (f32 or s32 bits), row-sparse: kbd_cpu_mma_dot_rows (mma_dot.h) */
   kbd_cpu_mma_chunks ch;
   const char *file;
   int line;

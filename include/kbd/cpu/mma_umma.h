@@ -88,11 +88,11 @@ static inline void kbd_cpu_umma_check_readers(kbd_cpu_warp *w, kbd_cpu_mma_state
   kbd_cpu_umma_check_readers_in(w, S, w->cta, S, lane, col, m, n, KBD_SITE_ARGS);
 }
 
-/* A new pending MMA record with room for its m x n K-step sums (the descriptor and the Tensor Memory A forms). */
+/* A new pending MMA record (the descriptor and the Tensor Memory A forms); kbd_cpu_umma_finish adds its sums. */
 static inline kbd_cpu_umma *kbd_cpu_umma_alloc(const kbd_cpu_mma_shape *s) {
+  (void)s; /* the sums are allocated at the finish, once their live rows are known (kbd_cpu_mma_dot_rows) */
   kbd_cpu_umma *u = (kbd_cpu_umma *)calloc(1, sizeof *u);
-  if (u) u->res = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)s->m * (size_t)s->n);
-  if (!u || !u->res) {
+  if (!u) {
     fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
     abort();
   }
@@ -117,7 +117,7 @@ static inline void kbd_cpu_umma_push(kbd_cpu_mma_state *S, int wi, kbd_cpu_umma 
 static inline void kbd_cpu_umma_finish(kbd_cpu_warp *w, kbd_cpu_mma_state *S, kbd_cpu_umma *u,
                                        const kbd_cpu_mma_shape *s, uint32_t lane, uint32_t col, int accumulate,
                                        KBD_SITE_PARAMS) {
-  kbd_cpu_mma_dot(s, S->sa, s->m, S->sb, S->sbt, u->res);
+  u->res = kbd_cpu_mma_dot_rows(s, S->sa, s->m, S->sb, S->sbt);
   u->lane = lane;
   u->col = col;
   u->m = s->m;
@@ -213,7 +213,8 @@ static inline void kbd_cpu_pair_complete_check(const kbd_cpu_umma *u, KBD_SITE_P
                   u->file, u->line, u->pair->rank, u->col, u->col + (uint32_t)kbd_cpu_pair_cols(u));
 }
 
-/* n cells of Tensor Memory T from cell x on (one lane, consecutive columns) take an MMA's K-step sums res[0..n-1]:
+/* n cells of Tensor Memory T from cell x on (one lane, consecutive columns) take an MMA's K-step sums res[0..n-1]
+ * (res NULL: a row of +0 sums, kbd_cpu_mma_dot_rows's header 0, landed by the same kbd_cpu_mma_acc with sum 0):
  * first the accumulate checks of every cell (each reads only its own cell's record, and a fault ends the launch, so
  * checking the run before writing it reports what a cell-by-cell loop reports), then the values, then the stamps -
  * three loops without the per-cell branches, which the f32 D (the common case) turns into vector code. */
@@ -222,7 +223,13 @@ static inline void kbd_cpu_umma_land(kbd_cpu_warp *w, const kbd_cpu_umma *u, kbd
   const uint32_t me = (uint32_t)w->gid, now = w->clk[w->gid];
   uint32_t *val = T->tm_val + x, *clk = T->tm_clk + x;
   uint16_t *who = T->tm_who + x;
+  /* The accumulate checks as one branch-free pass first (a cell this warp's MMA wrote in this CTA passes both), and
+   * the cell-by-cell loop, which reports the first failing cell, only when some cell may fail. */
+  int suspect = 0;
   if (u->accumulate)
+    for (int c = 0; c < n; ++c)
+      suspect |= (clk[c] < tbase) | ((who[c] & 0x7FFFu) != me);
+  if (suspect)
     for (int c = 0; c < n; ++c) {
       const uint32_t wr = who[c] & 0x7FFFu;
       if (KBD_UNLIKELY(clk[c] < tbase))
@@ -240,7 +247,16 @@ static inline void kbd_cpu_umma_land(kbd_cpu_warp *w, const kbd_cpu_umma *u, kbd
                       kbd_cpu_who(w->cta->G, (int)wr, them, sizeof them));
       }
     }
-  if (u->dtype == KBD_MMA_F32 && !u->accumulate)
+  if (!res) {
+    if (u->dtype == KBD_MMA_F32 && !u->accumulate)
+      memset(val, 0, sizeof(uint32_t) * (size_t)n);
+    else if (u->dtype == KBD_MMA_F32)
+      for (int c = 0; c < n; ++c)
+        val[c] = kbd_cpu_mma_acc(KBD_MMA_F32, 0, 1, val[c], 0u);
+    else
+      for (int c = 0; c < n; ++c)
+        val[c] = kbd_cpu_mma_acc(u->dtype, u->saturate, u->accumulate, val[c], 0u);
+  } else if (u->dtype == KBD_MMA_F32 && !u->accumulate)
     memcpy(val, res, sizeof(uint32_t) * (size_t)n);
   else if (u->dtype == KBD_MMA_F32)
     for (int c = 0; c < n; ++c)
@@ -270,13 +286,15 @@ static inline void kbd_cpu_umma_complete(kbd_cpu_warp *w, KBD_SITE_PARAMS) {
       P = kbd_cpu_tmem_state(u->pair);
     }
     const int run = u->pair && u->m != 256 ? u->n / 2 : u->n;
-    for (int r = 0; r < u->m; ++r)
+    const uint32_t *rows = u->res + u->m; /* the stored rows after the headers (kbd_cpu_mma_dot_rows) */
+    for (int r = 0; r < u->m; ++r) {
+      const uint32_t *row = u->res[r] ? rows + (size_t)(u->res[r] - 1u) * (size_t)u->n : NULL;
       for (int c = 0; c < u->n; c += run) {
         int hi = 0;
         const size_t x = u->pair ? kbd_cpu_pair_cell(u, r, c, &hi) : kbd_cpu_umma_cell(u, r, c);
-        kbd_cpu_umma_land(w, u, hi ? P : S, hi ? u->pair->sh.base : base, x, u->res + (size_t)r * (size_t)u->n + c,
-                          run);
+        kbd_cpu_umma_land(w, u, hi ? P : S, hi ? u->pair->sh.base : base, x, row ? row + c : NULL, run);
       }
+    }
     kbd_cpu_mma_retire_read(cta, w, &u->ch, "tcgen05.mma", u->file, u->line, KBD_SITE_ARGS);
     if (u->pair)
       kbd_cpu_mma_retire_read(u->pair, w, &u->pch, "tcgen05.mma (CTA pair)", u->file, u->line, KBD_SITE_ARGS);
