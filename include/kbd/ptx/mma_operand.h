@@ -30,6 +30,14 @@ KBD_DEV uint32_t kbd_hw_smem_addr(const void *p, KBD_SITE_PARAMS) {
   return kbd_ptx_smem_u32(p);
 }
 
+/* A caller's MMA descriptor that broke a rule of kbd_mma_desc_tile_check (kbd_mma_ring, kbd_mma_issue_commit_by_desc):
+ * only the CPU machine checks (a re-encode and a compare per operand and k-block would cost the loop what the
+ * descriptor forms save), so the GPU twin is never reached with a rule and reports nothing. */
+KBD_DEV void kbd_hw_mma_desc_fault(const char *which, uint64_t d, const char *why, KBD_SITE_PARAMS) {
+  (void)which, (void)d, (void)why;
+  KBD_SITE_UNUSED;
+}
+
 /* The columns col0.. of a vcols-wide view of an acols-column accumulator (kbd_acc_load / kbd_acc_store): the CPU
  * machine reports a col0 outside 0..acols-vcols or not a multiple of 8; the GPU checks nothing (a run-time
  * test in every epilogue chunk would cost instructions for a rule the CPU build already enforces). */
