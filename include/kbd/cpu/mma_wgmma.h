@@ -416,37 +416,11 @@ static inline void kbd_hw_wgmma_wait(int n, KBD_SITE_PARAMS) {
   }
 }
 
-/* A register read of lane l's n values at (elem *)d + l * ld while a wgmma of this warp not yet retired writes
- * some of them (the GPU side is a no-op: the registers are the accumulator). */
-static inline void kbd_hw_wgmma_acc_touch(const void *d, int ld, int n, KBD_SITE_PARAMS) {
+/* An access `what` to lane l's n 32-bit cells at d + l * ld while a wgmma of this warp not yet retired writes some
+ * of them: a race, with the fix `fix` (kbd_acc_load's read, kbd_acc_discard's write). */
+static inline void kbd_cpu_wgmma_pending_write(const void *d, int ld, int n, const char *what, const char *fix,
+                                               KBD_SITE_PARAMS) {
   kbd_cpu_warp *w = kbd_cpu_self();
-  kbd_cpu_cta *cta = w->cta;
-  kbd_cpu_mma_arch(90, "a register read of a wgmma accumulator", KBD_SITE_ARGS);
-  kbd_cpu_mma_state *S = kbd_cpu_mma_of(cta);
-  const kbd_cpu_wgq *wq = &S->wq[w->id];
-  const kbd_cpu_wg *g = &S->wg[w->id / 4];
-  const int q = w->id & 3;
-  for (int num = wq->retired; num < wq->issued; ++num) {
-    const kbd_cpu_wgop *op = g->ops[num - g->first];
-    for (int l = 0; l < 32; ++l) {
-      const char *lo = (const char *)d + (size_t)l * (size_t)ld * 4u, *hi = lo + (size_t)n * 4u;
-      const char *olo = (const char *)op->d[q] + (size_t)l * (size_t)op->ld[q] * 4u;
-      const char *ohi = olo + (size_t)(op->n / 2) * (op->dtype == KBD_MMA_F16 ? 2u : 4u);
-      if (lo < ohi && olo < hi)
-        kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
-                      "accumulator read before wgmma.wait_group: the wgmma issued at %s:%d (%s) still writes these "
-                      "registers (lane %d); wait for its group first (kbd_mma_wait, wgmma.wait_group)",
-                      op->file, op->line, num < wq->committed ? "committed, not waited for" : "not even committed", l);
-    }
-  }
-}
-
-/* kbd_acc_discard: lane l's n cells at (uint32_t *)d + l * ld become a quiet NaN (0x7fc00000), so a read that
- * the caller believed dead shows in the results; discarding cells a wgmma of this warp still writes is the GPU's
- * register write under a pending wgmma, reported as a race. */
-static inline void kbd_hw_wgmma_acc_discard(void *d, int ld, int n, KBD_SITE_PARAMS) {
-  kbd_cpu_warp *w = kbd_cpu_self();
-  kbd_cpu_mma_arch(90, "kbd_acc_discard of a wgmma accumulator", KBD_SITE_ARGS);
   const kbd_cpu_mma_state *S = kbd_cpu_mma_of(w->cta);
   const kbd_cpu_wgq *wq = &S->wq[w->id];
   const kbd_cpu_wg *g = &S->wg[w->id / 4];
@@ -459,11 +433,28 @@ static inline void kbd_hw_wgmma_acc_discard(void *d, int ld, int n, KBD_SITE_PAR
       const char *ohi = olo + (size_t)(op->n / 2) * (op->dtype == KBD_MMA_F16 ? 2u : 4u);
       if (lo < ohi && olo < hi)
         kbd_cpu_fault(KBD_ERR_RACE, KBD_SITE_ARGS,
-                      "kbd_acc_discard before wgmma.wait_group: the wgmma issued at %s:%d (%s) still writes these "
-                      "registers (lane %d); discard the accumulator after its wait (kbd_mma_wait)",
-                      op->file, op->line, num < wq->committed ? "committed, not waited for" : "not even committed", l);
+                      "%s before wgmma.wait_group: the wgmma issued at %s:%d (%s) still writes these registers (lane "
+                      "%d); %s",
+                      what, op->file, op->line, num < wq->committed ? "committed, not waited for" : "not even committed",
+                      l, fix);
     }
   }
+}
+
+/* A register read of the accumulator (the GPU side is a no-op: the registers are the accumulator). */
+static inline void kbd_hw_wgmma_acc_touch(const void *d, int ld, int n, KBD_SITE_PARAMS) {
+  kbd_cpu_mma_arch(90, "a register read of a wgmma accumulator", KBD_SITE_ARGS);
+  kbd_cpu_wgmma_pending_write(d, ld, n, "accumulator read", "wait for its group first (kbd_mma_wait, wgmma.wait_group)",
+                              KBD_SITE_ARGS);
+}
+
+/* kbd_acc_discard: lane l's n cells at (uint32_t *)d + l * ld become a quiet NaN (0x7fc00000), so a read that
+ * the caller believed dead shows in the results; discarding cells a wgmma of this warp still writes is the GPU's
+ * register write under a pending wgmma, reported as a race. */
+static inline void kbd_hw_wgmma_acc_discard(void *d, int ld, int n, KBD_SITE_PARAMS) {
+  kbd_cpu_mma_arch(90, "kbd_acc_discard of a wgmma accumulator", KBD_SITE_ARGS);
+  kbd_cpu_wgmma_pending_write(d, ld, n, "kbd_acc_discard", "discard the accumulator after its wait (kbd_mma_wait)",
+                              KBD_SITE_ARGS);
   for (int l = 0; l < 32; ++l)
     for (int i = 0; i < n; ++i) ((uint32_t *)d)[(size_t)l * (size_t)ld + (size_t)i] = 0x7fc00000u;
 }
