@@ -82,20 +82,36 @@ KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
     }
   } else if (kbd_warp_id() == 1 && even) {
     /* the MMA warp: tile j into buffer j % 2 once both CTAs' epilogues released what tile j - 2 left there */
-    KBD_ACC(f32, GEMM_WM, GEMM_PAIR_BN) acc; /* this CTA's 128 x 256 half; the MMA writes the peer's too */
+    KBD_ACC(f32, GEMM_WM, GEMM_PAIR_BN) acc;        /* this CTA's 128 x 256 half; the MMA writes the peer's too */
     kbd_pipe ps = kbd_pipe_start(GEMM_PAIR_STAGES); /* the ring position: no % and / per k-block */
+    /* stage 0's descriptors, moved by the stage (kbd_mma_desc_advance: one multiply-add per operand), the barriers'
+     * 32-bit bases and the commit in the issue's elected section (kbd_mma_pair_issue_commit_by_desc): descriptors
+     * rebuilt from the tiles' addresses every k-block and a separate kbd_mma_pair_commit were 12 instructions more per
+     * k-block (59 -> 47; docs/gemm.md, "Why the loop looks like this") */
+    const gemm_a_k a = KBD_SMEM_PLAN_STILE(gemm_a_k, smem, l.a, 0);
+    const gemm_b_k b = KBD_SMEM_PLAN_STILE(gemm_b_k, smem, l.b, 0);
+    const uint64_t a0 = kbd_mma_desc_of(a), b0 = kbd_mma_desc_of(b);
+    const int astride = (int)KBD_SMEM_PLAN_STILE_STRIDE(gemm_a_k), bstride = (int)KBD_SMEM_PLAN_STILE_STRIDE(gemm_b_k);
+    const uint32_t full0 = kbd_mbarrier_addr(full), empty0 = kbd_mbarrier_addr(empty);
     int j = 0;
     for (long long t = first; t < tiles; t += step, ++j) {
       const int buf = j % GEMM_ACC_BUFS;
       kbd_acc_bind(acc, tmem, buf * GEMM_PAIR_BN, &accfull[buf]);
       kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GEMM_ACC_BUFS) & 1u) ^ 1u); /* fresh: parity 1 passes */
-      for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+      /* stage s is free in both CTAs once these MMAs have read it. The first k-block overwrites the accumulator; in
+       * the loop every k-block accumulates, a constant there (kt > 0 per k-block was an R2UR and a UISETP). */
+      if (ktiles > 0) {
         const int s = ps.stage;
-        gemm_a_k a = KBD_SMEM_PLAN_STILE(gemm_a_k, smem, l.a, s);
-        gemm_b_k b = KBD_SMEM_PLAN_STILE(gemm_b_k, smem, l.b, s);
-        kbd_mbarrier_wait(&full[s], ps.parity);
-        kbd_mma_pair_issue(acc, a, b, kt > 0);
-        kbd_mma_pair_commit(acc, &empty[s]); /* stage s is free in both CTAs once these MMAs have read it */
+        kbd_mbarrier_wait_at(full0 + 8u * (uint32_t)s, ps.parity);
+        kbd_mma_pair_issue_commit_by_desc(acc, gemm_a_k, gemm_b_k, kbd_mma_desc_advance(a0, s * astride),
+                                          kbd_mma_desc_advance(b0, s * bstride), 0, empty0 + 8u * (uint32_t)s);
+        kbd_pipe_advance(&ps);
+      }
+      for (int kt = 1; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+        const int s = ps.stage;
+        kbd_mbarrier_wait_at(full0 + 8u * (uint32_t)s, ps.parity);
+        kbd_mma_pair_issue_commit_by_desc(acc, gemm_a_k, gemm_b_k, kbd_mma_desc_advance(a0, s * astride),
+                                          kbd_mma_desc_advance(b0, s * bstride), 1, empty0 + 8u * (uint32_t)s);
       }
       kbd_mma_pair_commit(acc, &accfull[buf]); /* both CTAs' halves are complete */
     }

@@ -100,7 +100,10 @@ KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *
  * there; each stage is freed by a commit as soon as its MMAs have read it. */
 #define GEMM_MMA_WARP KBD_CAT(GEMM_VARIANT, _mma_warp)
 #define GEMM_MMA_KLOOP KBD_CAT(GEMM_VARIANT, _mma_kloop)
-/* One tile's k-blocks; mc (a constant at each call): the stage is freed in the cluster peers too. Why it looks like
+#define GEMM__RING_STEP 8u                               /* bytes of one kbd_mbarrier: one k-block */
+#define GEMM__RING_BYTES (GEMM__RING_STEP * GEMM_STAGES) /* one pass of the ring */
+/* One tile's k-blocks; mc (a constant at each call): the stage is freed in the cluster peers too; *ring: the ring
+ * position in bytes of the barrier arrays, 8 per k-block since the warp's first (see GEMM_MMA_WARP). Why it looks like
  * this (docs/gemm.md, "Why the loop looks like this"):
  *   - both consumers' accumulators are one 256-row accumulator (gemm_acc2): tcgen05 takes M = 128 per instruction,
  *     so kbd_mma_issue issues the two 128-row blocks side by side in columns (accumulator g at column g * GEMM_BN of
@@ -111,42 +114,68 @@ KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *
  *   - the commit from the issue's elected section (kbd_mma_issue_commit_by_desc, the stage's barrier as a 32-bit
  *     address): a separate kbd_mma_commit was a second elect.sync section (4 instructions per k-block);
  *   - the operands named by stage 0's descriptors moved by the stage (kbd_mma_desc_advance), not rebuilt from the
- *     tile addresses. */
-KBD_DEV void GEMM_MMA_KLOOP(gemm_acc2 *acc, unsigned char *smem, const gemm_smem *l, kbd_mbarrier *full,
-                            kbd_mbarrier *empty, int ktiles, kbd_pipe *ps, const int mc, const gemm_cluster *cl) {
-  const uint32_t empty0 = kbd_mbarrier_addr(empty);
+ *     tile addresses (61 -> 50 on one CTA, 65 -> 54 in a cluster);
+ *   - the first k-block (accumulate 0) issued before the loop: in the loop the accumulate predicate is a constant,
+ *     where kt > 0 was an R2UR and a UISETP per k-block (50 -> 47, 54 -> 53);
+ *   - the ring position one counter of barrier bytes: the barriers' offset is one mask of it, the stages' operands
+ *     that offset times a constant, the parity one bit of it; kbd_pipe's stage, compare, two selects and xor were two
+ *     instructions more per k-block (47 -> 45, 53 -> 51);
+ *   - the cluster's release mask known non-zero (it holds this CTA's own bit): kbd_mma_issue_commit_by_desc's test
+ *     of mask 0 (one commit or the multicast one) folds away, where it was a UISETP, the mask's conversion and a
+ *     second, predicated commit per k-block (51 -> 47). */
+KBD_DEV void GEMM_MMA_KLOOP(gemm_acc2 *acc, unsigned char *smem, const gemm_smem *l, uint32_t full0, uint32_t empty0,
+                            int ktiles, uint32_t *ring, const int mc, const gemm_cluster *cl) {
   const uint32_t peers = mc ? cl->peers : 0u; /* 0: this CTA's barrier only */
-  /* stage 0's descriptors; stage s lies s strides further in both rings: one multiply-add per operand where the
-   * tiles' addresses were turned into descriptors every k-block (61 -> 50 on one CTA, 65 -> 54 in a cluster) */
+#if KBD_MODE_CUDA
+  /* gemm_cluster_of puts this CTA's own rank in peers: the hint is true of every cluster launch */
+  if (mc && peers == 0u) __builtin_unreachable();
+#endif
   const GEMM_A2_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A2_TILE, smem, l->a, 0);
   const GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, 0);
   const uint64_t a0 = kbd_mma_desc_of(a), b0 = kbd_mma_desc_of(b);
-  const int astride = (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_A2_TILE);
-  const int bstride = (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_B_TILE);
-  for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(ps)) {
-    const int s = ps->stage;
-    kbd_mbarrier_wait(&full[s], ps->parity);
-    /* the commit tracks every MMA this thread issued: it frees the stage once they have read it (in a cluster in
-     * this CTA and its peers) */
-    kbd_mma_issue_commit_by_desc(*acc, GEMM_A2_TILE, GEMM_B_TILE, kbd_mma_desc_advance(a0, s * astride),
-                                 kbd_mma_desc_advance(b0, s * bstride), kt > 0, empty0 + 8u * (uint32_t)s, peers);
+  /* the operands' bytes per byte of barrier offset (stage s: offset 8 s; the strides are multiples of 1 KiB) */
+  const int aper = (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_A2_TILE) / 8;
+  const int bper = (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_B_TILE) / 8;
+  if (ktiles <= 0) return;
+  /* the commit tracks every MMA this thread issued: it frees the stage once they have read it (in a cluster in this
+   * CTA and its peers) */
+  uint32_t c = *ring;
+  const uint32_t end = c + GEMM__RING_STEP * (uint32_t)ktiles;
+  {
+    const uint32_t o = c % GEMM__RING_BYTES;
+    kbd_mbarrier_wait_at(full0 + o, (c / GEMM__RING_BYTES) & 1u);
+    kbd_mma_issue_commit_by_desc(*acc, GEMM_A2_TILE, GEMM_B_TILE, kbd_mma_desc_advance(a0, (int)o * aper),
+                                 kbd_mma_desc_advance(b0, (int)o * bper), 0, empty0 + o, peers);
   }
+  for (c += GEMM__RING_STEP; c != end; c += GEMM__RING_STEP) {
+    const uint32_t o = c % GEMM__RING_BYTES;
+    kbd_mbarrier_wait_at(full0 + o, (c / GEMM__RING_BYTES) & 1u);
+    kbd_mma_issue_commit_by_desc(*acc, GEMM_A2_TILE, GEMM_B_TILE, kbd_mma_desc_advance(a0, (int)o * aper),
+                                 kbd_mma_desc_advance(b0, (int)o * bper), 1, empty0 + o, peers);
+  }
+  *ring = c;
 }
 KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tmem, kbd_mbarrier *full,
                            kbd_mbarrier *empty, kbd_mbarrier *accfull, kbd_mbarrier *accempty, const gemm_cluster *cl,
                            int csize, long long first, long long step, long long ctiles, long long k) {
   const int ktiles = GEMM_KTILES(k);
   gemm_acc2 acc;
-  kbd_pipe ps = kbd_pipe_start(GEMM_STAGES); /* the ring position (a counter's % and / cost 8 instructions) */
+  /* the ring position: 8 bytes of barrier per k-block since the first (GEMM__RING_STEP), so the stage's barriers lie
+   * at offset ring % GEMM__RING_BYTES and its parity is bit log2(GEMM__RING_BYTES): the producer's kbd_pipe sequence.
+   * GEMM_STAGES is a power of two, so the count wraps at 2^32 in step with both. */
+  KBD_STATIC_ASSERT((GEMM_STAGES & (GEMM_STAGES - 1)) == 0, "gemm: the MMA warp's ring counter needs a power-of-two "
+                                                            "GEMM_STAGES");
+  uint32_t ring = 0;
+  const uint32_t full0 = kbd_mbarrier_addr(full), empty0 = kbd_mbarrier_addr(empty);
   int j = 0;
   for (long long t = first; t < ctiles; t += step, ++j) {
     const int buf = j % GEMM_ACC_BUFS;
     kbd_acc_bind(acc, tmem, buf * GEMM_CONSUMERS * GEMM_BN, &accfull[buf]);
     kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GEMM_ACC_BUFS) & 1u) ^ 1u); /* fresh: parity 1 passes */
     if (csize > 1)
-      GEMM_MMA_KLOOP(&acc, smem, l, full, empty, ktiles, &ps, 1, cl);
+      GEMM_MMA_KLOOP(&acc, smem, l, full0, empty0, ktiles, &ring, 1, cl);
     else
-      GEMM_MMA_KLOOP(&acc, smem, l, full, empty, ktiles, &ps, 0, cl);
+      GEMM_MMA_KLOOP(&acc, smem, l, full0, empty0, ktiles, &ring, 0, cl);
     kbd_mma_commit(acc, &accfull[buf]); /* the tile's accumulators are complete */
   }
 }
@@ -157,3 +186,5 @@ KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tm
 #undef GEMM_MAINLOOP
 #undef GEMM_MMA_WARP
 #undef GEMM_MMA_KLOOP
+#undef GEMM__RING_STEP
+#undef GEMM__RING_BYTES

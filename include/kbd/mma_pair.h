@@ -18,6 +18,10 @@
  *   kbd_mma_pair_issue(acc, a, b, acc?)  the even CTA's MMA warp: acc this CTA's half of D, a its M/2 x K rows of
  *                                        A, b its N/2 x K rows of B (the shapes above)
  *   kbd_mma_pair_commit(acc, bar)        the same warp: one arrive on `bar` in BOTH CTAs when the MMAs complete
+ *   kbd_mma_pair_issue_commit_by_desc(acc, TA, TB, adesc, bdesc, acc?, addr)   the same warp, a ring's k-block:
+ *                                        kbd_mma_pair_issue of tiles of types TA, TB named by descriptors
+ *                                        (kbd_mma_desc_of, kbd_mma_desc_advance), then kbd_mma_pair_commit to the
+ *                                        barrier at 32-bit shared address addr, from one elected section
  *   kbd_acc_wait / kbd_acc_load          each CTA reads its own half, as for a single-CTA accumulator
  *   kbd_acc_release_pair(acc, bar)       the reading warp releases the half to the issuer: an arrive on the EVEN
  *                                        CTA's `bar`
@@ -89,6 +93,25 @@ KBD_DEV void kbd_tmem_free_pair_(kbd_tmem *tm, uint32_t ncols, KBD_SITE_PARAMS) 
     kbd_tmem_free_pair_((tm), (uint32_t)(ncols), KBD_SITE);                                                            \
   } while (0)
 
+/* The pair's mask: the two CTAs' bits. */
+KBD_DEV uint16_t kbd__pair_mask(void) { return (uint16_t)(3u << (kbd_hw_cluster_ctarank() & ~1u)); }
+
+/* The K/kstep pair MMAs of the tiles' whole K from the operands' descriptors a0, b0 (rows 0, K-step 0), each K-step a
+ * constant added to them (kbd__umma_issue_k); the calling thread issues them. */
+KBD_DEV void kbd__umma_pair_issue_k(uint32_t taddr, int kind, uint32_t idesc, kbd_smem_shape as, uint64_t a0,
+                                    kbd_smem_shape bs, uint64_t b0, int accumulate, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  const int ksteps = kbd_mma_ksteps(&as);
+  KBD_UNROLL
+  for (int j = 0; j < ksteps; ++j)
+    kbd_hw_umma_pair(taddr, kind, idesc, kbd_mma_desc_add_bytes(a0, (int32_t)kbd_mma_operand_offset(&as, 0, j)),
+                     kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j)), accumulate || j > 0,
+                     KBD_SITE_ARGS);
+#else
+  (void)taddr, (void)kind, (void)idesc, (void)as, (void)a0, (void)bs, (void)b0, (void)accumulate;
+  KBD_SITE_UNUSED;
+#endif
+}
 /* The elected thread of the calling (MMA) warp issues the K/kstep pair MMAs of the tiles' whole K. The fence
  * orders them after what the warp acquired (the stage's full barrier, the accumulator's release): 5.8. */
 KBD_DEV void kbd__umma_pair_issue(uint32_t taddr, int kind, uint32_t idesc, kbd_smem_shape as, uint32_t aaddr,
@@ -96,17 +119,31 @@ KBD_DEV void kbd__umma_pair_issue(uint32_t taddr, int kind, uint32_t idesc, kbd_
 #if KBD_MMA_ARCH == 100
   kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
   KBD_ELECT_ONE {
-    const int ksteps = kbd_mma_ksteps(&as);
-    /* one descriptor per operand, stepped by constants (kbd__umma_issue_k) */
-    const uint64_t a0 = kbd_umma_smem_desc(&as, aaddr, 0, 0), b0 = kbd_umma_smem_desc(&bs, baddr, 0, 0);
-    KBD_UNROLL
-    for (int j = 0; j < ksteps; ++j)
-      kbd_hw_umma_pair(taddr, kind, idesc, kbd_mma_desc_add_bytes(a0, (int32_t)kbd_mma_operand_offset(&as, 0, j)),
-                       kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j)), accumulate || j > 0,
-                       KBD_SITE_ARGS);
+    kbd__umma_pair_issue_k(taddr, kind, idesc, as, kbd_umma_smem_desc(&as, aaddr, 0, 0), bs,
+                           kbd_umma_smem_desc(&bs, baddr, 0, 0), accumulate, KBD_SITE_ARGS);
   }
 #else
   (void)taddr, (void)kind, (void)idesc, (void)as, (void)aaddr, (void)bs, (void)baddr, (void)accumulate;
+  KBD_SITE_UNUSED;
+#endif
+}
+/* kbd_mma_pair_issue_commit_by_desc: the issue and the commit of the stage from one elected section (two calls were
+ * two ELECT / BRA.DIV / BSSY sections per k-block), the operands named by the caller's descriptors (stage 0's moved by
+ * kbd_mma_desc_advance: no re-encode from the tile addresses per k-block; checked against the tile types on the CPU
+ * machine, as kbd_mma_issue_commit_by_desc), the barrier by its 32-bit shared address. */
+KBD_DEV void kbd__umma_pair_issue_commit(uint32_t taddr, int kind, uint32_t idesc, kbd_smem_shape as, uint64_t a0,
+                                         kbd_smem_shape bs, uint64_t b0, int accumulate, uint32_t bar,
+                                         KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd__mma_desc_tile(KBD_MMA_SM100, as, a0, "A", KBD_SITE_ARGS);
+  kbd__mma_desc_tile(KBD_MMA_SM100, bs, b0, "B", KBD_SITE_ARGS);
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  KBD_ELECT_ONE {
+    kbd__umma_pair_issue_k(taddr, kind, idesc, as, a0, bs, b0, accumulate, KBD_SITE_ARGS);
+    kbd_hw_umma_commit_pair_at(bar, kbd__pair_mask(), KBD_SITE_ARGS);
+  }
+#else
+  (void)taddr, (void)kind, (void)idesc, (void)as, (void)a0, (void)bs, (void)b0, (void)accumulate, (void)bar;
   KBD_SITE_UNUSED;
 #endif
 }
@@ -116,9 +153,12 @@ KBD_DEV void kbd__umma_pair_issue(uint32_t taddr, int kind, uint32_t idesc, kbd_
                                            KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                                \
                        KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                      \
                        kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
-
-/* The pair's mask: the two CTAs' bits. */
-KBD_DEV uint16_t kbd__pair_mask(void) { return (uint16_t)(3u << (kbd_hw_cluster_ctarank() & ~1u)); }
+#define kbd__mma_pair_commit_by_desc_(acc, a, b, adesc, bdesc, accumulate, bar, ta, tb)                                \
+  kbd__umma_pair_issue_commit((acc).taddr, kbd_mma_kind_of(ta, tb),                                                    \
+                              kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 2 * KBD_ROWS(a), 2 * KBD_ROWS(b),       \
+                                                  KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                         \
+                              KBD_STILE_SHAPE(a), (uint64_t)(adesc), KBD_STILE_SHAPE(b), (uint64_t)(bdesc),            \
+                              (accumulate), (uint32_t)(bar), KBD_SITE)
 
 KBD_DEV void kbd__umma_pair_commit(uint64_t *bar, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
@@ -139,24 +179,27 @@ KBD_DEV void kbd__acc_release_pair(uint64_t *bar, KBD_SITE_PARAMS) {
 #endif
 }
 
+/* kbd_mma_pair_issue's compile-time checks (statements) */
+#define KBD__MMA_PAIR_STATIC_CHECKS(acc, a, b)                                                                         \
+  KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                          \
+  KBD_STATIC_ASSERT(KBD__MMA_TARGET_OK, KBD__MMA_RULE_TARGET);                                                         \
+  KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC && KBD_KIND(a) == KBD_KIND_SMEM && KBD_KIND(b) == KBD_KIND_SMEM,     \
+                    KBD__MMA_RULE_KINDS);                                                                              \
+  KBD_STATIC_ASSERT(KBD_ROWS(acc) == 128 && KBD_COLS(a) == KBD_COLS(b) &&                                              \
+                        ((KBD_ROWS(a) == 128 && 2 * KBD_ROWS(b) == KBD_COLS(acc)) ||                                   \
+                         (KBD_ROWS(a) == 64 && KBD_ROWS(b) == KBD_COLS(acc))),                                         \
+                    KBD__PAIR_RULE_SHAPES);                                                                            \
+  KBD_STATIC_ASSERT(KBD__MMA_KIND_CE(a, b) == 0, KBD__MMA_RULE_TYPES);                                                 \
+  KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16 || KBD_DT_IS_FP8(KBD_DTYPE(a)),         \
+                    KBD__MMA_RULE_F16ACC);                                                                             \
+  KBD_STATIC_ASSERT((KBD_DTYPE(acc) == KBD_DT_i32) == KBD_DT_IS_INT8(KBD_DTYPE(a)), KBD__MMA_RULE_I32ACC);             \
+  KBD_STATIC_ASSERT(KBD_ROWS(b) <= 128 && (KBD_DT_IS_INT8(KBD_DTYPE(a)) ? KBD_ROWS(b) % 16 : KBD_ROWS(b) % 8) == 0,    \
+                    KBD__PAIR_RULE_N);                                                                                 \
+  KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, a);                                                                        \
+  KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, b)
 #define kbd_mma_pair_issue(acc, a, b, accumulate)                                                                      \
   do {                                                                                                                 \
-    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                        \
-    KBD_STATIC_ASSERT(KBD__MMA_TARGET_OK, KBD__MMA_RULE_TARGET);                                                       \
-    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC && KBD_KIND(a) == KBD_KIND_SMEM && KBD_KIND(b) == KBD_KIND_SMEM,   \
-                      KBD__MMA_RULE_KINDS);                                                                            \
-    KBD_STATIC_ASSERT(KBD_ROWS(acc) == 128 && KBD_COLS(a) == KBD_COLS(b) &&                                            \
-                          ((KBD_ROWS(a) == 128 && 2 * KBD_ROWS(b) == KBD_COLS(acc)) ||                                 \
-                           (KBD_ROWS(a) == 64 && KBD_ROWS(b) == KBD_COLS(acc))),                                       \
-                      KBD__PAIR_RULE_SHAPES);                                                                          \
-    KBD_STATIC_ASSERT(KBD__MMA_KIND_CE(a, b) == 0, KBD__MMA_RULE_TYPES);                                               \
-    KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16 || KBD_DT_IS_FP8(KBD_DTYPE(a)),       \
-                      KBD__MMA_RULE_F16ACC);                                                                           \
-    KBD_STATIC_ASSERT((KBD_DTYPE(acc) == KBD_DT_i32) == KBD_DT_IS_INT8(KBD_DTYPE(a)), KBD__MMA_RULE_I32ACC);           \
-    KBD_STATIC_ASSERT(KBD_ROWS(b) <= 128 && (KBD_DT_IS_INT8(KBD_DTYPE(a)) ? KBD_ROWS(b) % 16 : KBD_ROWS(b) % 8) == 0,  \
-                      KBD__PAIR_RULE_N);                                                                               \
-    KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, a);                                                                      \
-    KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, b);                                                                      \
+    KBD__MMA_PAIR_STATIC_CHECKS(acc, a, b);                                                                            \
     kbd__mma_pair_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)));                   \
   } while (0)
 #define kbd_mma_pair_commit(acc, bar)                                                                                  \
@@ -164,6 +207,16 @@ KBD_DEV void kbd__acc_release_pair(uint64_t *bar, KBD_SITE_PARAMS) {
     KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__PAIR_RULE_ARCH);                                                        \
     KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
     kbd__umma_pair_commit((bar), KBD_SITE);                                                                            \
+  } while (0)
+/* sm_100a, the even CTA's MMA warp: kbd_mma_pair_issue of stage operands of tile types TA and TB named by descriptors
+ * (kbd_mma_desc_of, moved by kbd_mma_desc_advance), then from the same elected thread kbd_mma_pair_commit to the
+ * barrier at 32-bit shared address bar (kbd_mbarrier_addr) in both CTAs */
+#define kbd_mma_pair_issue_commit_by_desc(acc, TA, TB, adesc, bdesc, accumulate, bar)                                  \
+  do {                                                                                                                 \
+    KBD__MMA_PAIR_STATIC_CHECKS(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB));                                          \
+    kbd__mma_pair_commit_by_desc_(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB), adesc, bdesc, accumulate, bar,          \
+                                  KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TA))),                                        \
+                                  KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TB))));                                       \
   } while (0)
 #define kbd_acc_release_pair(acc, bar)                                                                                 \
   do {                                                                                                                 \

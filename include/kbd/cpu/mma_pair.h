@@ -246,6 +246,11 @@ static inline void kbd_hw_umma_commit_pair(uint64_t *bar, uint16_t mask, KBD_SIT
   kbd_cpu_umma_commit_mc_g(bar, mask, 2, "tcgen05.commit.cta_group::2", KBD_SITE_ARGS);
 }
 
+/* the 32-bit form: the barrier at shared address addr (cpu/mbar.h, kbd_cpu_mbar_at) */
+static inline void kbd_hw_umma_commit_pair_at(uint32_t addr, uint16_t mask, KBD_SITE_PARAMS) {
+  kbd_hw_umma_commit_pair(kbd_cpu_mbar_at(addr, "tcgen05.commit.cta_group::2", KBD_SITE_ARGS), mask, KBD_SITE_ARGS);
+}
+
 /* ---- TMA into a pair ------------------------------------------------------------------------------------------ */
 
 /* cp.async.bulk.tensor ... .cta_group::2: one box into this CTA's shared memory, completing its bytes on the

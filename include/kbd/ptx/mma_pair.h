@@ -83,6 +83,21 @@ KBD_DEV void kbd_hw_umma_commit_pair(uint64_t *bar, uint16_t mask, KBD_SITE_PARA
 #endif
 }
 
+/* kbd_hw_umma_commit_pair of the barrier at 32-bit shared address addr (kbd_mbarrier_addr): a loop over a ring adds
+ * 8 x the stage to one base in a register, where the pointer form made ptxas rebuild a generic address every k-block */
+KBD_DEV void kbd_hw_umma_commit_pair_at(uint32_t addr, uint16_t mask, KBD_SITE_PARAMS) {
+  KBD_SITE_UNUSED;
+#if KBD_SM100A
+  asm volatile(
+      "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" ::"r"(addr),
+      "h"(mask)
+      : "memory");
+#else
+  (void)addr, (void)mask;
+  KBD__PTX_NO_TCGEN05();
+#endif
+}
+
 /* cp.async.bulk.tensor.{1..5}d.cta_group::2.shared::cluster.global.tile.mbarrier::complete_tx::bytes
  * [dst], [map, {c}], [mbar];     PTX ISA 8.6, sm_100a (ptx-reference 2.1: ptxas accepts .cta_group::2 before
  * or after the state space). The box lands in this CTA's shared memory; with ::2 the mbarrier may be the
