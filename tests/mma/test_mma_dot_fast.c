@@ -1,5 +1,5 @@
-/* test_mma_dot_fast.c - the CPU machine's fast MMA sums (kbd_cpu_mma_dot_fast, include/kbd/cpu/mma_dot.h) are bit for
- * bit the reference's (kbd_cpu_mma_dot_ref: every row times every column).
+/* test_mma_dot_fast.c - the CPU machine's fast MMA sums (kbd_cpu_mma_dot_fast, kbd_cpu_mma_dot_rows,
+ * include/kbd/cpu/mma_dot.h) are bit for bit the reference's (kbd_cpu_mma_dot_ref: every row times every column).
  *
  * The fast path skips rows of A and columns of B that are all +-0 (TMA's out-of-bounds fill) when the other operand
  * holds no infinity or NaN. Both paths run on the same decoded operands, for the row counts the machine passes (16:
@@ -12,7 +12,11 @@
  *   - zero rows and columns together, -0 times negative values, and all-zero operands.
  * Each case compares the whole result with memcmp. The test also counts that the patterns reach each path: rows
  * and columns skipped, and zero rows whose reference sum is NaN (where a skip without the finiteness check would
- * give +0: the mistake the check is for). */
+ * give +0: the mistake the check is for).
+ * dot_rows: the row-sparse record of a pending tcgen05.mma (kbd_cpu_mma_dot_rows) on random shapes (64, 128, 256
+ * rows, N a multiple of 8 up to 256), types and the same patterns (zero rows, infinities, NaN): each row looked up as
+ * the landing looks it up is the reference's, header-0 rows are all +0, and the headers number the stored rows in
+ * order. */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <math.h>
 #include <setjmp.h>
@@ -140,6 +144,67 @@ static void run_case(int ta, int tb, int td, int rows, int n, int pat) {
   free(fast);
 }
 
+static long stored_rows, zero_rows; /* rows kbd_cpu_mma_dot_rows stored, and rows it left to header 0 */
+
+/* The row-sparse record (kbd_cpu_mma_dot_rows, what a pending tcgen05.mma keeps) read back as the landing reads it
+ * (cpu/mma_umma.h: header 0 a row of +0 sums, else 1 + the row's index among the stored rows that follow the
+ * headers) is the reference, element for element; the headers number the stored rows 1, 2, ... in row order (so
+ * each lookup stays inside the block), and the scratch holds B transposed. */
+static void run_rows_case(int ta, int tb, int td, int rows, int n, int pat) {
+  kbd_cpu_mma_shape s;
+  memset(&s, 0, sizeof s);
+  s.ta = ta, s.tb = tb, s.td = td, s.m = rows, s.n = n;
+  s.kel = KBD_MMA_KSTEP_BYTES / kbd_mma_type_bytes(ta);
+  const int kel = s.kel;
+  double *A = (double *)malloc(sizeof(double) * (size_t)(rows * kel));
+  double *bt = (double *)malloc(sizeof(double) * (size_t)(kel * n));
+  double *B = (double *)malloc(sizeof(double) * (size_t)(kel * n));
+  double *scratch = (double *)malloc(sizeof(double) * (size_t)(kel * n));
+  uint32_t *ref = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(rows * n));
+  assert_non_null(A);
+  assert_non_null(bt);
+  assert_non_null(B);
+  assert_non_null(scratch);
+  assert_non_null(ref);
+  fill(pat, ta, tb, rows, kel, n, A, bt);
+  for (int c = 0; c < n; ++c) /* B as the machine decodes it: row c of B is column c of bt */
+    for (int k = 0; k < kel; ++k)
+      B[c * kel + k] = bt[k * n + c];
+  memset(scratch, 0xA5, sizeof(double) * (size_t)(kel * n));
+  kbd_cpu_mma_dot_ref(&s, A, rows, bt, ref);
+  uint32_t *blk = kbd_cpu_mma_dot_rows(&s, A, rows, B, scratch);
+  assert_non_null(blk);
+  assert_memory_equal(scratch, bt, sizeof(double) * (size_t)(kel * n));
+  uint32_t next = 1;
+  for (int r = 0; r < rows; ++r) {
+    if (!blk[r]) {
+      ++zero_rows;
+      for (int c = 0; c < n; ++c)
+        if (ref[r * n + c] != 0)
+          fail_msg("type %d x %d -> %d, rows %d, N %d, pattern %d: row %d has header 0, but its sum in column %d is "
+                   "0x%08x",
+                   ta, tb, td, rows, n, pat, r, c, ref[r * n + c]);
+      continue;
+    }
+    if (blk[r] != next)
+      fail_msg("type %d x %d -> %d, rows %d, N %d, pattern %d: row %d has header %u, expected %u", ta, tb, td, rows, n,
+               pat, r, blk[r], next);
+    ++next, ++stored_rows;
+    const uint32_t *row = blk + rows + (size_t)(blk[r] - 1u) * (size_t)n;
+    for (int c = 0; c < n; ++c)
+      if (row[c] != ref[r * n + c])
+        fail_msg("type %d x %d -> %d, rows %d, N %d, pattern %d: stored row %d, column %d is 0x%08x, the reference "
+                 "0x%08x",
+                 ta, tb, td, rows, n, pat, r, c, row[c], ref[r * n + c]);
+  }
+  free(blk);
+  free(A);
+  free(bt);
+  free(B);
+  free(scratch);
+  free(ref);
+}
+
 static const int t_ns[] = {8, 16, 24, 32, 40, 48, 64, 80, 96, 120, 128, 136, 192, 248, 256};
 static const int t_rows[] = {16, 64, 128, 256};
 
@@ -181,6 +246,26 @@ static void test_i8(void **state) {
   t_types(KBD_MMA_U8, KBD_MMA_S8, KBD_MMA_S32);
   t_types(KBD_MMA_U8, KBD_MMA_U8, KBD_MMA_S32);
 }
+/* The row-sparse record on the tcgen05 row counts (64, 128, 256; random N and operand types, every pattern). */
+static void test_dot_rows(void **state) {
+  (void)state;
+  rng_state = 0x5851F42D4C957F2Dull;
+  static const int types[][3] = {
+      {KBD_MMA_F16, KBD_MMA_F16, KBD_MMA_F32},   {KBD_MMA_F16, KBD_MMA_F16, KBD_MMA_F16},
+      {KBD_MMA_BF16, KBD_MMA_BF16, KBD_MMA_F32}, {KBD_MMA_TF32, KBD_MMA_TF32, KBD_MMA_F32},
+      {KBD_MMA_E4M3, KBD_MMA_E5M2, KBD_MMA_F32}, {KBD_MMA_S8, KBD_MMA_U8, KBD_MMA_S32},
+  };
+  static const int rows[] = {64, 128, 256};
+  for (int i = 0; i < 240; ++i) {
+    const int *t = types[rnd() % (sizeof types / sizeof types[0])];
+    const int m = rows[rnd() % (sizeof rows / sizeof rows[0])];
+    const int n = 8 * (1 + (int)(rnd() % 32)); /* the tcgen05 N: multiples of 8 up to 256 */
+    run_rows_case(t[0], t[1], t[2], m, n, i % P_COUNT);
+  }
+  /* both kinds of row, or the comparisons could pass without the lookup being tested */
+  assert_true(stored_rows > 1000);
+  assert_true(zero_rows > 1000);
+}
 /* Run last: the patterns reached every path (else the comparisons above could pass without testing the skips). */
 static void test_paths_reached(void **state) {
   (void)state;
@@ -191,8 +276,9 @@ static void test_paths_reached(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_f16), cmocka_unit_test(test_bf16), cmocka_unit_test(test_tf32),
-      cmocka_unit_test(test_fp8), cmocka_unit_test(test_i8),   cmocka_unit_test(test_paths_reached),
+      cmocka_unit_test(test_f16),           cmocka_unit_test(test_bf16), cmocka_unit_test(test_tf32),
+      cmocka_unit_test(test_fp8),           cmocka_unit_test(test_i8),   cmocka_unit_test(test_dot_rows),
+      cmocka_unit_test(test_paths_reached),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,6 +161,18 @@ static inline void kbd_cpu_mma_check_unit(kbd_cpu_cta *cta, kbd_cpu_warp *w, siz
   }
 }
 
+/* Loads the shadow lines of the unit at off toward the cache (a hint: no effect on what is checked). The operand
+ * walks rows 128 bytes or more apart, each unit's 64 bytes of wclk a line of its own, and the checks of one unit
+ * waited on those loads (the issue's first load of a unit's clocks alone took 12 % of a 2-layer GPT-2 run); fetched
+ * a few units ahead, their latencies overlap. */
+static inline void kbd_cpu_mma_prefetch_unit(const kbd_cpu_shadow *sh, size_t off) {
+  __builtin_prefetch(sh->wclk + off);
+  __builtin_prefetch(sh->winfo + off);
+  __builtin_prefetch(sh->wsite + off);
+}
+/* How many rows (units, at the retirement) ahead the prefetch runs. */
+#define KBD_CPU_MMA_PF_AHEAD 4
+
 static inline void kbd_cpu_mma_chunk_add(kbd_cpu_mma_chunks *c, const kbd_cpu_shadow *sh, uint32_t off) {
   if (c->n == c->cap) {
     c->cap = c->cap ? 2 * c->cap : 256;
@@ -196,7 +208,14 @@ static inline void kbd_cpu_mma_operand_u(kbd_cpu_cta *cta, kbd_cpu_warp *w, int 
    * the 16 / es elements of a K-major row that share a unit are consecutive bytes: the decoder runs once per unit
    * (whose first byte gets the checks below), and the unit's other elements follow at es-byte steps. */
   const int per = major == KBD_SMEM_K_MAJOR ? 16 / es : 1;
-  for (int r = 0; r < nrows; ++r)
+  for (int r = 0; r < nrows; ++r) {
+    if (r + KBD_CPU_MMA_PF_AHEAD < nrows)
+      for (int k = 0; k < kel; k += per) {
+        const int rr = row0 + r + KBD_CPU_MMA_PF_AHEAD;
+        const uint32_t a = arch == KBD_MMA_SM90 ? kbd_wgmma_desc_addr(desc, major, es, rr, k)
+                                                : kbd_umma_desc_addr(desc, major, es, rr, k);
+        if ((a & 15u) == 0 && (size_t)a + 16 <= top) kbd_cpu_mma_prefetch_unit(&cta->sh, a);
+      }
     for (int k = 0; k < kel; k += per) {
       const uint32_t a = arch == KBD_MMA_SM90 ? kbd_wgmma_desc_addr(desc, major, es, row0 + r, k)
                                               : kbd_umma_desc_addr(desc, major, es, row0 + r, k);
@@ -212,6 +231,7 @@ static inline void kbd_cpu_mma_operand_u(kbd_cpu_cta *cta, kbd_cpu_warp *w, int 
       }
       kbd_cpu_mma_elems(type, cta->smem + a, es, per < kel - k ? per : kel - k, neg, out + r * kel + k);
     }
+  }
 }
 static inline void kbd_cpu_mma_operand(kbd_cpu_cta *cta, kbd_cpu_warp *w, int arch, uint64_t desc, int type, int major,
                                        int row0, int nrows, int kel, int neg, double *out, kbd_cpu_mma_chunks *ch,
@@ -226,7 +246,8 @@ static inline void kbd_cpu_mma_operand(kbd_cpu_cta *cta, kbd_cpu_warp *w, int ar
 static inline void kbd_cpu_mma_retire_read(kbd_cpu_cta *cta, kbd_cpu_warp *reader, const kbd_cpu_mma_chunks *ch,
                                            const char *what, const char *ifile, int iline, KBD_SITE_PARAMS) {
   kbd_cpu_shadow *sh = &cta->sh;
-  for (int i = 0; i < ch->n; ++i)
+  for (int i = 0; i < ch->n; ++i) {
+    if (i + KBD_CPU_MMA_PF_AHEAD < ch->n) kbd_cpu_mma_prefetch_unit(sh, ch->off[i + KBD_CPU_MMA_PF_AHEAD]);
     if (KBD_UNLIKELY(kbd_cpu_mma_hash(sh, ch->off[i]) != ch->hash[i])) {
       const size_t b = ch->off[i];
       char who[KBD_CPU_WHO_CAP];
@@ -241,9 +262,19 @@ static inline void kbd_cpu_mma_retire_read(kbd_cpu_cta *cta, kbd_cpu_warp *reade
                     where, kbd_cpu_who(cta->G, sh->winfo[b] & KBD_CPU_SH_WARP, who, sizeof who), what, ifile, iline,
                     kbd_file_, kbd_line_);
     }
+  }
   if (!cta->L->race_check) return;
-  for (int i = 0; i < ch->n; ++i)
+  /* the read records are stores to lines the hashes above did not touch: fetched for writing ahead */
+  const int own = reader->cta == cta;
+  for (int i = 0; i < ch->n; ++i) {
+    if (own && i + KBD_CPU_MMA_PF_AHEAD < ch->n) {
+      const size_t o = ch->off[i + KBD_CPU_MMA_PF_AHEAD];
+      __builtin_prefetch(sh->rmask + o, 1);
+      __builtin_prefetch(sh->rclk[reader->id] + o, 1);
+      __builtin_prefetch(sh->rsite[reader->id] + o, 1);
+    }
     kbd_cpu_shadow_read_at(cta, reader, ch->off[i], 16, what, kbd_cpu_no_elem(), ifile, iline);
+  }
 }
 
 /* ---- shared addresses ----------------------------------------------------------------------------------------- */

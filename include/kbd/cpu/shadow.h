@@ -109,13 +109,15 @@ static inline kbd_cpu_site kbd_cpu_site_of(uint16_t id) {
 
 /* wclk, rmask, rrclk: 4 B; wsite, winfo, rrwho, rrsite: 2 B; per warp rclk 4 B + rsite 2 B: 47 MB for 227 KiB.
  * calloc of that size is fresh zero pages from the kernel, so only the pages a kernel's accesses touch cost
- * memory. */
+ * memory. The arrays start on a 64-byte line: glibc hands a block this large out 16 bytes into its mapping, which
+ * split each 16-byte unit's 64 bytes of wclk over two cache lines (the MMA's per-unit checks and hashes are bound
+ * by those loads). */
 static inline int kbd_cpu_shadow_map(kbd_cpu_shadow *sh) {
   const size_t B = KBD_MAX_SMEM_BYTES;
   const size_t bytes = B * (4 + 4 + 4 + 2 + 2 + 2 + 2) + (size_t)KBD_CPU_MAX_WARPS * B * (4 + 2);
-  void *m = calloc(1, bytes);
+  void *m = calloc(1, bytes + 64);
   if (!m) return 0;
-  char *p = (char *)m;
+  char *p = (char *)m + (64u - (uintptr_t)m % 64u) % 64u;
   sh->map = m;
   sh->wclk = (uint32_t *)(void *)p, p += 4 * B;
   sh->rmask = (uint32_t *)(void *)p, p += 4 * B;
