@@ -76,7 +76,7 @@ KBD_DEV void kbd_hw_umma_pair(uint32_t dtmem, int kind, uint32_t idesc, uint64_t
 KBD_DEV void kbd_hw_umma_commit_pair(uint64_t *bar, uint16_t mask, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
 #if KBD_SM100A
-  KBD__UMMA_COMMIT_MC_ASM("2");
+  KBD__UMMA_COMMIT_MC_ASM("2", kbd_ptx_smem_u32(bar));
 #else
   (void)bar, (void)mask;
   KBD__PTX_NO_TCGEN05();
@@ -88,10 +88,7 @@ KBD_DEV void kbd_hw_umma_commit_pair(uint64_t *bar, uint16_t mask, KBD_SITE_PARA
 KBD_DEV void kbd_hw_umma_commit_pair_at(uint32_t addr, uint16_t mask, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
 #if KBD_SM100A
-  asm volatile(
-      "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" ::"r"(addr),
-      "h"(mask)
-      : "memory");
+  KBD__UMMA_COMMIT_MC_ASM("2", addr);
 #else
   (void)addr, (void)mask;
   KBD__PTX_NO_TCGEN05();

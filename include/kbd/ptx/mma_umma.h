@@ -44,7 +44,7 @@ KBD_DEV void kbd_hw_umma_commit(uint64_t *bar, KBD_SITE_PARAMS) {
 KBD_DEV void kbd_hw_umma_commit_mc(uint64_t *bar, uint16_t mask, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
 #if KBD_SM100A
-  KBD__UMMA_COMMIT_MC_ASM("1");
+  KBD__UMMA_COMMIT_MC_ASM("1", kbd_ptx_smem_u32(bar));
 #else
   (void)bar, (void)mask;
   KBD__PTX_NO_TCGEN05();
@@ -64,10 +64,7 @@ KBD_DEV void kbd_hw_umma_commit_at(uint32_t addr, KBD_SITE_PARAMS) {
 KBD_DEV void kbd_hw_umma_commit_mc_at(uint32_t addr, uint16_t mask, KBD_SITE_PARAMS) {
   KBD_SITE_UNUSED;
 #if KBD_SM100A
-  asm volatile(
-      "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" ::"r"(addr),
-      "h"(mask)
-      : "memory");
+  KBD__UMMA_COMMIT_MC_ASM("1", addr);
 #else
   (void)addr, (void)mask;
   KBD__PTX_NO_TCGEN05();

@@ -33,9 +33,9 @@
   case KBD_MMA_KIND_I8: KBD__UMMA_ASM(g, "i8"); break;                                                                 \
   default: __trap();                                                                                                   \
   }
-#define KBD__UMMA_COMMIT_MC_ASM(g)                                                                                     \
+#define KBD__UMMA_COMMIT_MC_ASM(g, addr)                                                                               \
   asm volatile("tcgen05.commit.cta_group::" g                                                                          \
-               ".mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" ::"r"(kbd_ptx_smem_u32(bar)), \
+               ".mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" ::"r"(addr),                  \
                "h"(mask)                                                                                               \
                : "memory")
 
