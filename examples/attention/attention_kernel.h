@@ -35,27 +35,39 @@
     kbd_acc_discard(sacc);                                                                                             \
   } while (0)
 #define ATTN_P_TO_MMA(pt, pr, sc) ((void)(pt)) /* P stays in S's registers until the next ATTN_P_ROUND */
-/* The mask of a block: sc[r][c] = -inf where c >= bound (keys [k0 + bound, ...) of row r; bound: an expression of
- * r). A compare and a select per element cost 1.38x an unmasked block; here each row costs a few integer
- * instructions and each element one FSEL whose predicate comes from R2P (7 predicates per instruction). In the
- * WGMMA_ACC fragment (kbd/layout.h) a thread's elements of one row are at columns c0 + 8j + b in element order
- * (c0 = 2 (lane % 4), b = 0, 1), so those left of the bound are the first n = 2 floor(lim / 8) + min(lim % 8, 2)
- * (lim = bound - c0 > 0) of the row's elements: the low n bits of a word, and "bit e of a word" with a constant e
- * is what ptxas turns into R2P. A row has at most 32 elements per thread (128 keys); n = 32 is a select (C leaves
- * a shift by 32 undefined). */
-#define ATTN_MASK(sc, r, bound)                                                                                        \
+/* The mask of a block: sc[r][c] = -inf where c >= bound(r) - k0 (keys [bound, ...) of row r hidden; bound: an
+ * expression of r, the same every block). A compare and a select per element cost 1.38x an unmasked block; here each
+ * row costs a few integer instructions and each element one FSEL whose predicate comes from R2P (7 predicates per
+ * instruction). In the WGMMA_ACC fragment (kbd/layout.h) a thread's elements of one row are at columns c0 + 8j + b in
+ * element order (c0 = 2 (lane % 4), b = 0, 1), so those left of the bound are the first
+ * n = 2 floor(lim / 8) + min(lim % 8, 2) (lim = bound - k0 - c0 > 0) of the row's elements: the low n bits of a
+ * word, and "bit e of a word" with a constant e is what ptxas turns into R2P. A row has at most 32 elements per thread
+ * (128 keys); n = 32 is a select (C leaves a shift by 32 undefined).
+ * ATTN_MASK_ROWS, once before the key loop: lim0[l][k] = bound(r) - c0 of row slot k (element 2k is its first) of
+ * held lane l. ATTN_MASK then starts from lim0 - k0: the row bound (a wrap by seq_q, a float-reciprocal divide, the
+ * causal offset: some 25 instructions for the thread's two rows) was computed again in every masked block. */
+#define ATTN_MASK_ROWS(lim0, sc, r, bound)                                                                             \
+  do {                                                                                                                 \
+    const kbd_tile_shape attn_ms_ = KBD__SHAPE(sc);                                                                    \
+    for (int attn_ml_ = 0; attn_ml_ < KBD_LANES_HELD; ++attn_ml_) {                                                    \
+      const int attn_mt_ = KBD__TID(sc, attn_ml_);                                                                     \
+      KBD_UNROLL for (int attn_mk_ = 0; attn_mk_ < 2; ++attn_mk_) {                                                    \
+        const kbd_coord attn_mc_ = kbd_tile_coord(attn_ms_, attn_mt_, 2 * attn_mk_);                                   \
+        const int r = attn_mc_.row;                                                                                    \
+        (lim0)[attn_ml_][attn_mk_] = (bound)-attn_mc_.col;                                                             \
+      }                                                                                                                \
+    }                                                                                                                  \
+  } while (0)
+#define ATTN_MASK(sc, lim0, k0)                                                                                        \
   do {                                                                                                                 \
     KBD_STATIC_ASSERT(KBD_LAYOUT(sc) == KBD_LAYOUT_WGMMA_ACC && KBD_ROWS(sc) == 64 && KBD_COLS(sc) <= 128,             \
                       "attention: ATTN_MASK reads the positions of a 64-row WGMMA_ACC fragment of at most 128 "        \
                       "columns (one 32-bit word per row)");                                                            \
-    const kbd_tile_shape attn_ms_ = KBD__SHAPE(sc);                                                                    \
     for (int attn_ml_ = 0; attn_ml_ < KBD_LANES_HELD; ++attn_ml_) {                                                    \
-      const int attn_mt_ = KBD__TID(sc, attn_ml_);                                                                     \
-      KBD_UNROLL for (int attn_mk_ = 0; attn_mk_ < 2; ++attn_mk_) { /* the row slot: element 2k is its first */      \
-        const kbd_coord attn_mc_ = kbd_tile_coord(attn_ms_, attn_mt_, 2 * attn_mk_);                                   \
-        const int r = attn_mc_.row, attn_lim_ = (bound)-attn_mc_.col;                                                  \
-        const int attn_mn_ = attn_lim_ <= 0 ? 0 : attn_lim_ / 8 * 2 + (attn_lim_ % 8 < 2 ? attn_lim_ % 8 : 2);       \
-        const uint32_t attn_mm_ = attn_mn_ >= 32 ? 0xffffffffu : (1u << attn_mn_) - 1u;                               \
+      KBD_UNROLL for (int attn_mk_ = 0; attn_mk_ < 2; ++attn_mk_) {                                                    \
+        const int attn_lim_ = (lim0)[attn_ml_][attn_mk_] - (k0);                                                       \
+        const int attn_mn_ = attn_lim_ <= 0 ? 0 : attn_lim_ / 8 * 2 + (attn_lim_ % 8 < 2 ? attn_lim_ % 8 : 2);         \
+        const uint32_t attn_mm_ = attn_mn_ >= 32 ? 0xffffffffu : (1u << attn_mn_) - 1u;                                \
         KBD_UNROLL for (int attn_me_ = 0; attn_me_ < KBD_COLS(sc) / 4; ++attn_me_) {                                   \
           const int attn_mi_ = 4 * (attn_me_ / 2) + 2 * attn_mk_ + attn_me_ % 2; /* the row's element e */             \
           if (!(attn_mm_ & (1u << attn_me_))) (sc).v[attn_ml_][attn_mi_] = -INFINITY;                                  \
@@ -63,7 +75,7 @@
       }                                                                                                                \
     }                                                                                                                  \
   } while (0)
-#define ATTN_PV(oacc, pr, pt, v) kbd_mma_rs(oacc, pr, v, 1)
+#define ATTN_PV(oacc, pr, pt, v) kbd_mma_rs(oacc, pr, v, 1) /* the last block's, after the key loop */
 #else
 #define ATTN_P_TO_MMA(pt, pr, sc)                                                                                      \
   do {                                                                                                                 \
@@ -73,6 +85,8 @@
   } while (0)
 #define ATTN_PV(oacc, pr, pt, v) kbd_mma(oacc, pt, v, 1)
 #endif
+#define ATTN_KSTRIDE ((int)KBD_SMEM_PLAN_STILE_STRIDE(ATTN_K)) /* bytes from one ring stage to the next */
+#define ATTN_VSTRIDE ((int)KBD_SMEM_PLAN_STILE_STRIDE(ATTN_V))
 
 KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
 #if KBD_KERNEL_CODE /* nvcc's host pass needs only the launcher: it skips the body (docs/kernels.md) */
@@ -212,12 +226,32 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
     if (ATTN_NC == 2 && g == 1 && kb0 < kb1) kbd_scope_arrive(turn0); /* consumer 0 has the first turn */
 #if KBD_MMA_ARCH == 90
     kbd_acc_discard(sacc); /* defined values for the first block's ATTN_P_ROUND, whose pr no MMA reads */
+    /* The MMA operands' descriptors, made once: Q's (Q stays in its tile the whole loop: ring stride 0) and stage 0's
+     * of the K and V rings, moved by the stage in the loop (kbd_mma_ring, kbd_mma_rs_ring). kbd_mma / kbd_mma_rs
+     * rebuilt each from its tile's address every block: a shuffle, an R2UR, a mask, a shift and an or per operand. */
+    const ATTN_K attn_k0_ = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, 0);
+    const ATTN_V attn_v0_ = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, 0);
+    const uint64_t attn_qd_ = kbd_mma_desc_of(q), attn_kd_ = kbd_mma_desc_of(attn_k0_);
+    const uint64_t attn_vd_ = kbd_mma_desc_of(attn_v0_);
+    /* The rings' barriers by 32-bit shared address (8 bytes a stage) from ONE base broadcast from lane 0, the others
+     * at the plan's constant distances: through kbd_mbarrier pointers and kbd_mma_release's pending pointer each
+     * block rebuilt 64-bit generic addresses from the shared window (S2R SR_SWINHI, 64-bit adds) and null-tested
+     * them; with four bases ptxas spilled 28 bytes of the mask's row values in attn_bf16_128's loop */
+    const uint32_t attn_kfull_ = kbd_mbarrier_addr_uniform(kfull);
+    const uint32_t attn_kempty_ = attn_kfull_ + (uint32_t)(l.kempty - l.kfull);
+    const uint32_t attn_vfull_ = attn_kfull_ + (uint32_t)(l.vfull - l.kfull);
+    const uint32_t attn_vempty_ = attn_kfull_ + (uint32_t)(l.vempty - l.kfull);
+    const int attn_lead_ = (kbd_warp_id() & 3) == 0; /* the warpgroup's first warp frees V's stages */
 #endif
     /* the mask's loop invariants: the warpgroup's first query index, 1 / seq_q rounded up (attn_row_visible) and
      * the key from which a block needs the mask (attn_mask_from); their 32-bit divides, ~20 instructions each,
      * are paid once here */
     const int q0 = mr0 % p.seq_q, mask_from = attn_mask_from(mr0, mrows, p.seq_q, p.seq_k, p.causal);
     const float qinv = nextafterf(1.0f / (float)p.seq_q, INFINITY);
+#if KBD_MMA_ARCH == 90
+    int attn_lim0_[KBD_LANES_HELD][2]; /* ATTN_MASK's row bounds */
+    ATTN_MASK_ROWS(attn_lim0_, sc, r, attn_row_visible(q0 + r, p.seq_q, qinv, p.seq_k, p.causal));
+#endif
     /* the ring stage and phase of block kb (K) and of block kb - 1 (V), stepped per block: recomputed from kb - kb0
      * (a signed modulo and divide per ring) they cost 8 instructions more per block at head_dim 128 */
     unsigned ks = 0, kph = 0, vs = 0, vph = 0;
@@ -231,6 +265,18 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
 
       /* this warpgroup's turn: wait until the other consumer has issued its MMAs */
       if (ATTN_NC == 2) kbd_scope_sync(my_turn);
+#if KBD_MMA_ARCH == 90
+      kbd_mbarrier_wait_at(attn_kfull_ + 8u * s, kph);
+      kbd_mma_ring(sacc, ATTN_Q, ATTN_K, attn_qd_, 0, attn_kd_, ATTN_KSTRIDE, s, 0);
+      if (kb > kb0) {
+        kbd_mbarrier_wait_at(attn_vfull_ + 8u * vs, vph);
+        kbd_mma_rs_ring(oacc, pr, ATTN_V, attn_vd_, ATTN_VSTRIDE, vs, 1);
+        /* S_j complete (wait_group 1), P_{j-1} V_{j-1} not: K's stage is free */
+        kbd_mma_release_at(sacc, attn_kempty_ + 8u * s, 0u);
+      } else {
+        kbd_mma_wait_at(sacc, attn_kempty_ + 8u * s, 0u);
+      }
+#else
       {
         ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, s);
         kbd_mbarrier_wait(&kfull[s], kph);
@@ -245,18 +291,14 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
         kbd_mbarrier_wait(&vfull[sp], vph);
         ATTN_PV(oacc, pr, pt, v);
         kbd_mma_release(oacc, &vempty[sp]);
-        /* S_j complete, P_{j-1} V_{j-1} not: sm_90a's release waited for all but the newest group; on sm_100a
-         * this commits once more and waits for both (the sdone wait follows an issue, as it must: two waits on
-         * sdone with no MMA and its warpgroup barrier between them let the leader's commit complete a phase that
-         * a slow warp has not finished waiting for) */
-#if KBD_MMA_ARCH == 90
-        kbd_mma_release(sacc, (kbd_mbarrier *)0);
-#else
+        /* S_j complete: this commits once more and waits for both MMAs (the sdone wait follows an issue, as it
+         * must: two waits on sdone with no MMA and its warpgroup barrier between them let the leader's commit complete
+         * a phase that a slow warp has not finished waiting for) */
         kbd_mma_wait(sacc);
-#endif
       } else {
         kbd_mma_wait(sacc);
       }
+#endif
       /* pass the turn (the last turn of consumer 1 passes nothing: consumer 0 has no turn left to take) */
       if (ATTN_NC == 2 && (g == 0 || kb + 1 < kb1)) kbd_scope_arrive(next_turn);
 
@@ -264,7 +306,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
       /* mask by position only where a block crosses the end of the keys or the causal diagonal */
       const int k0 = kb * ATTN_KB;
 #if KBD_MMA_ARCH == 90
-      if (k0 + ATTN_KB > mask_from) ATTN_MASK(sc, r, attn_row_visible(q0 + r, p.seq_q, qinv, p.seq_k, p.causal) - k0);
+      if (k0 + ATTN_KB > mask_from) ATTN_MASK(sc, attn_lim0_, k0);
 #else
       if (k0 + ATTN_KB > mask_from)
         KBD_MAP(sc, sc, x, r, c, c < attn_row_visible(q0 + r, p.seq_q, qinv, p.seq_k, p.causal) - k0 ? x : -INFINITY);
@@ -280,6 +322,14 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
 #endif
       /* P_{j-1} V_{j-1} complete: its A operand (pr on sm_90a, the P tile on sm_100a) and O are free */
       kbd_mma_wait(oacc);
+#if KBD_MMA_ARCH == 90
+      /* and its V stage, freed by one thread of the warpgroup (the first block read none). The wait above is on every
+       * path: skipped in the first block, ptxas cannot prove P V retired before the rescale writes O and serializes
+       * every wgmma (C7515) */
+      if (kb > kb0 && attn_lead_) {
+        KBD_ELECT_ONE { kbd_mbarrier_arrive_at(attn_vempty_ + 8u * vs); }
+      }
+#endif
       ATTN_P_TO_MMA(pt, pr, sc);
       /* O, which holds the blocks before j, moves to block j's max. On sm_90a only in a warp where any row's max
        * moved (a vote: the branch is warp-uniform, and no wgmma is in flight here, so writing O's registers under it
@@ -385,5 +435,8 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_THREADS(ATTN_D), attn_params) {
 #undef ATTN_OC
 #undef ATTN_P_TO_MMA
 #undef ATTN_PV
+#undef ATTN_KSTRIDE
+#undef ATTN_VSTRIDE
 #undef ATTN_P_ROUND
 #undef ATTN_MASK
+#undef ATTN_MASK_ROWS

@@ -4,6 +4,10 @@
  *                                       KBD_ACC_TILE(bf16 or f16, M, K) (M = the accumulator's rows, K a
  *                                       multiple of 16) and b an N x K shared tile of the same type (K-major or
  *                                       MN-major); accumulate 0 overwrites. sm_90a only.
+ *   kbd_mma_rs_ring(acc, a, TB, b0, bstride, s, accumulate)   kbd_mma_rs on stage s of a ring of shared tiles of
+ *                                       type TB whose stage 0 descriptor is b0 (kbd_mma_desc_of) and stride bstride
+ *                                       bytes (kbd_mma_ring's B side, for a main loop: the descriptor is not rebuilt
+ *                                       from the tile's address per call). sm_90a only
  *   kbd_mma_rs_pin(a)                   a's values are final for a later kbd_mma_rs: sm_90a pins them in registers
  *                                       here, so the code that computed them stays before this point; CPU: the
  *                                       check kbd_mma_rs makes on a (unchanged under a pending wgmma); sm_100a:
@@ -75,9 +79,23 @@
 typedef void (*kbd__wgmma_rs_fn)(void *d, int ld, int kind, uint32_t idesc, const void *a, int lda, uint64_t bdesc,
                                  int accumulate, KBD_SITE_PARAMS);
 
-/* d: the accumulator's registers (ld values per lane on the CPU), mblocks m64 blocks of block_bytes each;
+/* The K-steps and 64-row blocks of one kbd_mma_rs from B's descriptor b0 (rows 0, K-step 0), then the commit.
+ * d: the accumulator's registers (ld values per lane on the CPU), mblocks m64 blocks of block_bytes each;
  * a: the A tile's elements (lda 32-bit registers per lane: mblocks x ksteps fragments of 4, block-major, which
  * is the WGMMA_ACC order of an M x K tile). */
+KBD_DEV void kbd__wgmma_rs_issue_k(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc, void *a,
+                                   int lda, int ksteps, kbd_smem_shape bs, uint64_t b0, int accumulate,
+                                   kbd__wgmma_rs_fn wgmma, KBD_SITE_PARAMS) {
+  KBD_UNROLL
+  for (int j = 0; j < ksteps; ++j) {
+    const uint64_t bdesc = kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j));
+    KBD_UNROLL
+    for (int m = 0; m < mblocks; ++m)
+      wgmma((char *)d + (size_t)m * (size_t)block_bytes, ld, kind, idesc,
+            (const char *)a + (size_t)(m * ksteps + j) * 16u, lda, bdesc, accumulate || j > 0, KBD_SITE_ARGS);
+  }
+  kbd_hw_wgmma_commit(KBD_SITE_ARGS);
+}
 KBD_DEV void kbd__wgmma_rs_issue(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc, void *a,
                                  int lda, int ksteps, kbd_smem_shape bs, uint32_t baddr, int accumulate,
                                  kbd__wgmma_rs_fn wgmma, KBD_SITE_PARAMS) {
@@ -89,15 +107,25 @@ KBD_DEV void kbd__wgmma_rs_issue(void *d, int ld, int mblocks, int block_bytes, 
   kbd_hw_wgmma_fence(KBD_SITE_ARGS);
   /* one descriptor from a warp-uniform address, stepped by constants (see kbd__wgmma_issue) */
   const uint64_t b0 = kbd_wgmma_smem_desc(&bs, kbd_hw_warp_uniform_u32(baddr), 0, 0);
-  KBD_UNROLL
-  for (int j = 0; j < ksteps; ++j) {
-    const uint64_t bdesc = kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j));
-    KBD_UNROLL
-    for (int m = 0; m < mblocks; ++m)
-      wgmma((char *)d + (size_t)m * (size_t)block_bytes, ld, kind, idesc,
-            (const char *)a + (size_t)(m * ksteps + j) * 16u, lda, bdesc, accumulate || j > 0, KBD_SITE_ARGS);
-  }
-  kbd_hw_wgmma_commit(KBD_SITE_ARGS);
+  kbd__wgmma_rs_issue_k(d, ld, mblocks, block_bytes, kind, idesc, a, lda, ksteps, bs, b0, accumulate, wgmma,
+                        KBD_SITE_ARGS);
+}
+/* kbd_mma_rs_ring: B is stage s of a ring of tiles, at stage 0's descriptor b0 moved by s x bstride bytes
+ * (kbd_mma_ring's B side). The stage index is broadcast after the fence, where the warpgroup is converged, so ptxas
+ * knows the descriptor warp-uniform: one multiply-add and one R2UR per call, where kbd_mma_rs rebuilds it from the
+ * tile's address (the shared window's base, the stage's address, a broadcast, a mask, a shift and an or; issue 27:
+ * the P V of the sm_90a attention key loop). The CPU machine checks the moved descriptor against B's tile type as
+ * kbd_mma_ring does (kbd_mma_desc_tile_check). */
+KBD_DEV void kbd__wgmma_rs_issue_ring(void *d, int ld, int mblocks, int block_bytes, int kind, uint32_t idesc, void *a,
+                                      int lda, int ksteps, kbd_smem_shape bs, uint64_t b0, int32_t bstride, int s,
+                                      int accumulate, kbd__wgmma_rs_fn wgmma, KBD_SITE_PARAMS) {
+  kbd_hw_wgmma_a_touch(a, lda, lda, KBD_SITE_ARGS); /* as kbd__wgmma_rs_issue */
+  kbd_hw_wgmma_fence(KBD_SITE_ARGS);
+  const int32_t su = (int32_t)kbd_hw_warp_uniform_u32((uint32_t)s);
+  const uint64_t bdesc = kbd_mma_desc_advance(b0, su * bstride);
+  kbd__mma_desc_tile(KBD_MMA_SM90, bs, bdesc, "B", KBD_SITE_ARGS);
+  kbd__wgmma_rs_issue_k(d, ld, mblocks, block_bytes, kind, idesc, a, lda, ksteps, bs, bdesc, accumulate, wgmma,
+                        KBD_SITE_ARGS);
 }
 #define KBD__MMA_RS_NPT(t) ((int)(sizeof((t).v[0]) / sizeof((t).v[0][0])))
 /* A statement (inside kbd_mma_rs's block): the enum names the constants kbd_hw_wgmma_rs_fn repeats in its leaves. */
@@ -111,9 +139,21 @@ KBD_DEV void kbd__wgmma_rs_issue(void *d, int ld, int mblocks, int block_bytes, 
                         kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate),                                               \
                         kbd_hw_wgmma_rs_fn(kbd__rta, kbd__rbm, kbd__rn), KBD_SITE);                                    \
   }
+#define kbd__mma_rs_ring_(acc, a, b, b0, bstride, s, accumulate, ta)                                                   \
+  {                                                                                                                    \
+    enum { kbd__rta = ta, kbd__rbm = KBD_STILE_MAJOR(b), kbd__rn = KBD_COLS(acc) };                                    \
+    kbd__wgmma_rs_issue_ring((void *)&(acc).reg.v[0][0], KBD__MMA_RS_NPT((acc).reg), KBD_ROWS(acc) / 64,               \
+                             (int)(KBD_COLS(acc) / 2 * sizeof((acc).reg.v[0][0])), KBD_MMA_KIND_F16,                   \
+                             kbd_umma_instr_desc(ta, ta, KBD_MMA_F32, 64, kbd__rn, KBD_SMEM_K_MAJOR, kbd__rbm, 0u),    \
+                             (void *)&(a).v[0][0], KBD__MMA_RS_NPT(a) / 2, KBD_COLS(a) / 16, KBD_STILE_SHAPE(b),       \
+                             (uint64_t)(b0), (int32_t)(bstride), (int)(s), (accumulate),                               \
+                             kbd_hw_wgmma_rs_fn(kbd__rta, kbd__rbm, kbd__rn), KBD_SITE);                               \
+  }
 #else
 /* sm_100a: the static assertion above has stopped the build; nvcc's host pass (no kernel code) parses this. */
 #define kbd__mma_rs_(acc, a, b, accumulate, ta) ((void)(acc), (void)(a), (void)(b), (void)(accumulate), (void)(ta))
+#define kbd__mma_rs_ring_(acc, a, b, b0, bstride, s, accumulate, ta)                                                   \
+  ((void)(acc), (void)(a), (void)(b0), (void)(bstride), (void)(s), (void)(accumulate), (void)(ta))
 #endif
 
 /* kbd_mma_rs_pin: the packing that kbd_mma_rs runs before its wgmma.fence, run earlier. The compiler may move
@@ -138,6 +178,13 @@ KBD_DEV void kbd__wgmma_rs_issue(void *d, int ld, int mblocks, int block_bytes, 
   do {                                                                                                                 \
     KBD__MMA_RS_STATIC_CHECKS(acc, a, b);                                                                              \
     kbd__mma_rs_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)));                                                  \
+  } while (0)
+/* kbd_mma_rs with B stage s of a ring of tiles of type TB: stage 0's descriptor b0 (kbd_mma_desc_of) moved by s x
+ * bstride bytes (kbd_mma_desc_advance); kbd_mma_rs's static checks on a tile of type TB */
+#define kbd_mma_rs_ring(acc, a, TB, b0, bstride, s, accumulate)                                                        \
+  do {                                                                                                                 \
+    KBD__MMA_RS_STATIC_CHECKS(acc, a, KBD__STILE_OBJ(TB));                                                             \
+    kbd__mma_rs_ring_(acc, a, KBD__STILE_OBJ(TB), b0, bstride, s, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)));            \
   } while (0)
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
 

@@ -5,8 +5,9 @@
  * override defined just before the text is included and dropped right after (#pragma push_macro/pop_macro),
  * so nothing else in the program sees it:
  *   at_no_rescale     kbd_softmax_rescale is a no-op: O keeps the earlier key blocks at their old max
- *   at_kfull_early    the consumer's kbd_mbarrier_wait on kfull[s] is skipped (every other wait stays): the
- *                     S = Q K^T MMA reads a K stage the TMA may not have delivered
+ *   at_kfull_early    the consumer's wait on kfull[s] is skipped (kbd_mbarrier_wait on sm_100a, kbd_mbarrier_wait_at
+ *                     of the stage's address on sm_90a; every other wait stays): the S = Q K^T MMA reads a K stage
+ *                     the TMA may not have delivered
  *   at_no_expect_tx   the producer arrives on kfull[s] without expect_tx: the phase completes on the arrival
  *                     alone, before the K bytes land
  * The host side here builds attn_params itself (tensor maps through kbd/tensormap.h) and launches these kernels;
@@ -52,13 +53,26 @@ static int at_is_kfull(const kbd_mbarrier *b, const kbd_mbarrier *kfull) {
 #undef ATTN_KERNEL
 #pragma pop_macro("kbd_softmax_rescale")
 
+/* The same for a barrier named by its shared address (the sm_90a key loop waits by address) */
+static inline int at_is_kfull_at(uint32_t addr, kbd_mbarrier *kfull) {
+  for (int s = 0; s < ATTN_STAGES; ++s)
+    if (addr == kbd_mbarrier_addr(&kfull[s])) return 1;
+  return 0;
+}
+
 #pragma push_macro("kbd_mbarrier_wait")
+#pragma push_macro("kbd_mbarrier_wait_at")
 #undef kbd_mbarrier_wait
+#undef kbd_mbarrier_wait_at
 #define kbd_mbarrier_wait(bar, parity)                                                                                 \
   (at_is_kfull((bar), kfull) ? (void)0 : kbd_hw_mbar_wait((bar), (uint32_t)(parity), KBD_SITE))
+#define kbd_mbarrier_wait_at(addr, parity)                                                                             \
+  (at_is_kfull_at((uint32_t)(addr), kfull) ? (void)0                                                                   \
+                                           : kbd_hw_mbar_wait_at((uint32_t)(addr), (uint32_t)(parity), KBD_SITE))
 #define ATTN_KERNEL at_kfull_early
 #include "attention_kernel.h"
 #undef ATTN_KERNEL
+#pragma pop_macro("kbd_mbarrier_wait_at")
 #pragma pop_macro("kbd_mbarrier_wait")
 
 #pragma push_macro("kbd_mbarrier_arrive_expect_tx")
@@ -169,12 +183,14 @@ static void test_missing_rescale(void **state) {
   at_free(&p);
 }
 
-/* The status of a kernel whose S = Q K^T MMA reads a K stage before the TMA delivered it: POISON at the kbd_mma
- * line of attention_kernel.h, naming the MMA instruction, operand B (K) and a byte of the K ring. */
+/* The status of a kernel whose S = Q K^T MMA reads a K stage before the TMA delivered it: POISON at the S issue's
+ * line of attention_kernel.h (sm_90a: kbd_mma_ring by descriptor, sm_100a: kbd_mma), naming the MMA instruction,
+ * operand B (K) and a byte of the K ring. */
 static void at_assert_k_undelivered(kbd_status s, const char *variant, long threads, long seed) {
   char want[256] = "", one[64];
   int lines[4], at_line = 0;
-  const int n = at_kernel_lines("kbd_mma(sacc, q, k, 0)", lines, 4);
+  const int n =
+      at_kernel_lines(KBD_CPU_ARCH == 90 ? "kbd_mma_ring(sacc, ATTN_Q, ATTN_K," : "kbd_mma(sacc, q, k, 0)", lines, 4);
   for (int i = 0; i < n; ++i) {
     snprintf(one, sizeof one, "attention_kernel.h:%d: ", lines[i]);
     if (strstr(s.msg, one)) at_line = 1;

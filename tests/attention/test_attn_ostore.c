@@ -306,8 +306,9 @@ static void test_no_wait(void **state) {
 /* Staging into the other consumer's Q tile: bytes its S = Q K^T may still read and its own TMA store reads. */
 static void test_other_q(void **state) {
   (void)state;
-  static const char *const at[] = {"kbd_stile_store_at(q, ob, 0, c)", "kbd_mma(sacc, q, k, 0)", "kbd_tma_store3d(&p.om",
-                                   NULL};
+  /* the S issue is kbd_mma_ring (Q by its descriptor) in the key loop */
+  static const char *const at[] = {"kbd_stile_store_at(q, ob, 0, c)", "kbd_mma_ring(sacc, ATTN_Q, ATTN_K,",
+                                   "kbd_tma_store3d(&p.om", NULL};
   const os_text tx = os_texts(64);
   os_expect(&tx, os_other_q_64, "other Q", KBD_ERR_RACE, "", at);
 }

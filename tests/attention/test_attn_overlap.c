@@ -4,7 +4,10 @@
  * The UNMODIFIED kernel text (examples/attention/attention_kernel.h, bf16, head_dim 64) is compiled here under
  * test-only names with logging wrappers around a few calls (#pragma push_macro/pop_macro, as test_attn_broken.c):
  * the first warp of each consumer warpgroup records, in the order the machine runs them,
- *   TURN   it passed kbd_scope_sync of its turn barrier    ISSUE_S / ISSUE_O   kbd_mma_release after the MMA
+ *   TURN   it passed kbd_scope_sync of its turn barrier    ISSUE_S / ISSUE_O   kbd_mma_release after the MMA, or
+ *                                                                              the sm_90a key loop's issue by
+ *                                                                              descriptor (kbd_mma_ring: S,
+ *                                                                              kbd_mma_rs_ring: P V) returned
  *   SOFTMAX  kbd_softmax_update of a block (its max step)   WAIT_S / WAIT_O     kbd_mma_wait returned
  * On one block of 128 packed rows and 10 key blocks, under 10 schedules (1 and 2 host threads, seeds), the log
  * must show:
@@ -79,10 +82,26 @@ static void ov_softmax(void) {
 #pragma push_macro("kbd_mma_wait")
 #pragma push_macro("kbd_scope_sync")
 #pragma push_macro("kbd_softmax_rescale_of_")
+#pragma push_macro("kbd_mma_ring")
+#pragma push_macro("kbd_mma_rs_ring")
 #undef kbd_mma_release
 #undef kbd_mma_wait
 #undef kbd_scope_sync
 #undef kbd_softmax_rescale_of_
+#undef kbd_mma_ring
+#undef kbd_mma_rs_ring
+/* the sm_90a key loop issues S and P V by descriptor (kbd/mma.h, kbd/mma_rs.h) and releases by address */
+#define kbd_mma_ring(acc, TA, TB, a0, astride, b0, bstride, s, accumulate)                                             \
+  do {                                                                                                                 \
+    kbd__mma_ring_(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB), a0, astride, b0, bstride, s, accumulate,               \
+                   KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TA))), KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TB))));        \
+    ov_add(OV_ISSUE_S);                                                                                                \
+  } while (0)
+#define kbd_mma_rs_ring(acc, a, TB, b0, bstride, s, accumulate)                                                        \
+  do {                                                                                                                 \
+    kbd__mma_rs_ring_(acc, a, KBD__STILE_OBJ(TB), b0, bstride, s, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)));            \
+    ov_add(OV_ISSUE_O);                                                                                                \
+  } while (0)
 #define OV_IS_S(acc) ((const void *)&(acc) == (const void *)&sacc)
 #define kbd_mma_release(acc, empty)                                                                                    \
   do {                                                                                                                 \
@@ -125,6 +144,15 @@ static int ov_o_waited[64];
     if (OV_IS_S(acc) || !ov_o_waited[kbd_warp_id()]) kbd__mma_wait_(acc);                                              \
     if (!OV_IS_S(acc)) ov_o_waited[kbd_warp_id()] = 0;                                                                 \
   } while (0)
+#undef kbd_mma_rs_ring
+#define kbd_mma_rs_ring(acc, a, TB, b0, bstride, s, accumulate)                                                        \
+  do {                                                                                                                 \
+    kbd__mma_rs_ring_(acc, a, KBD__STILE_OBJ(TB), b0, bstride, s, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)));            \
+    ov_add(OV_ISSUE_O);                                                                                                \
+    kbd__mma_wait_(acc);                                                                                               \
+    ov_add(OV_WAIT_O);                                                                                                 \
+    ov_o_waited[kbd_warp_id()] = 1;                                                                                    \
+  } while (0)
 #define ATTN_KERNEL at_serial
 #include "attention_kernel.h"
 #undef ATTN_KERNEL
@@ -135,6 +163,12 @@ static int ov_o_waited[64];
 #undef kbd_scope_sync
 #pragma push_macro("kbd_scope_arrive")
 #undef kbd_scope_arrive
+#undef kbd_mma_rs_ring
+#define kbd_mma_rs_ring(acc, a, TB, b0, bstride, s, accumulate)                                                        \
+  do {                                                                                                                 \
+    kbd__mma_rs_ring_(acc, a, KBD__STILE_OBJ(TB), b0, bstride, s, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)));            \
+    ov_add(OV_ISSUE_O);                                                                                                \
+  } while (0)
 #define kbd_mma_release(acc, empty)                                                                                    \
   do {                                                                                                                 \
     kbd__mma_release_(acc, empty);                                                                                     \
@@ -152,6 +186,8 @@ static int ov_o_waited[64];
 #undef ATTN_KERNEL
 #pragma pop_macro("kbd_scope_arrive")
 
+#pragma pop_macro("kbd_mma_rs_ring")
+#pragma pop_macro("kbd_mma_ring")
 #pragma pop_macro("kbd_softmax_rescale_of_")
 #pragma pop_macro("kbd_scope_sync")
 #pragma pop_macro("kbd_mma_wait")
