@@ -24,6 +24,8 @@
  * issuing S_t,j+1. FA4 issues S_t,j+1 right behind it; here the tensor pipe keeps the other tile's MMA queued
  * across that wait.
  */
+#include "attention_store_o.h" /* attn_fa4_store_o: the epilogue's TMA store of O */
+
 #define ATTN__NAME2(a, b, c) a##b##_##c
 #define ATTN__NAME(a, b, c) ATTN__NAME2(a, b, c)
 #define ATTN_K ATTN__NAME(attn_k_, ATTN_DT, ATTN_D)
@@ -235,9 +237,9 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
        * why). Q is dead here: only S = Q K^T reads it, and the wait above acquired the MMA warp's tcgen05.commit after
        * the tile's last P V, which tracks every earlier tcgen05.mma of that thread, its last S among them (a tile
        * without key blocks never loaded Q). Each thread writes its row's chunk (16-byte st.shared, TMEM_ACC), fences it
-       * for the async proxy, and after the warpgroup's barrier one elected thread stores the tile's 64 x 64 boxes (the
-       * box of o's map, as of q's) that start before the end of the packed rows; the map's extent clips the rest of the
-       * last one. splits > 1: the f32 partials keep their masked generic stores (attention_kernel.h). */
+       * for the async proxy, and attn_fa4_store_o (attention_store_o.h) has one elected thread store the tile's 64 x 64
+       * boxes (the box of o's map, as of q's) that start before the end of the packed rows; the map's extent clips the
+       * rest of the last one. splits > 1: the f32 partials keep their masked generic stores (attention_kernel.h). */
       const long long head0 = (long long)bh * rows; /* first packed row of this (batch, kv head) */
       const long long part = (long long)kbd_block_z() * kbd_grid_y() * rows + head0; /* splits > 1 */
       const kbd_scope me = t == 0 ? softmax0 : softmax1;
@@ -257,19 +259,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
         }
       }
       if (p.splits == 1) {
-        kbd_fence_proxy_async(); /* this thread's stores, before the TMA's async-proxy reads */
-        kbd_scope_sync(me);
-        if (kbd_scope_warp(me) == 0) {
-          KBD_ELECT_ONE {
-            for (int c = 0; c < ATTN_D / 64; ++c)
-              for (int h = 0; h < ATTN_SM / ATTN_QBOX && rt + ATTN_QBOX * h < rows; ++h) {
-                const size_t at = (size_t)(ATTN_SM * c + ATTN_QBOX * h) * 128u; /* box (c, h) of the tile */
-                ATTN_QB box = KBD_SMEM_PLAN_STILE(ATTN_QB, (unsigned char *)q.p, at, 0);
-                kbd_tma_store3d(&p.om, box, bh, rt + ATTN_QBOX * h, 64 * c);
-              }
-            kbd_bulk_commit_group();
-          }
-        }
+        attn_fa4_store_o(&p, me, (unsigned char *)q.p, ATTN_D, bh, rt, rows);
         if (p.lse) kbd_vec_store_n(p.lse + head0 + rt, lse, rows - rt);
         /* the stores have read Q before its shared memory is released (the block's exit) */
         if (kbd_scope_warp(me) == 0) {

@@ -24,6 +24,8 @@
  * BN/2 columns of its S buffer (two 16-bit values per 32-bit cell), the row factors the 8 columns after them. 384
  * threads leave 168 registers each (no setmaxnreg: no role needs more).
  */
+#include "attention_store_o.h" /* attn_fa4_store_o: the epilogue's TMA store of O */
+
 #define ATTN__NAME2(a, b, c) a##b##_##c
 #define ATTN__NAME(a, b, c) ATTN__NAME2(a, b, c)
 #define ATTN_K ATTN__NAME(attn_k_, ATTN_DT, ATTN_D)
@@ -215,9 +217,9 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_D256_THREADS, attn_params) {
      * why). Q is dead here: only S = Q K^T reads it, and the wait above acquired the MMA warp's tcgen05.commit after
      * the tile's last P V, which tracks every earlier tcgen05.mma of that thread, its last S among them (a tile without
      * key blocks never loaded Q). Each thread writes its row's chunk (16-byte st.shared, TMEM_ACC), fences it for the
-     * async proxy, and after the warpgroup's barrier one elected thread stores the tile's 64 x 64 boxes (the box of
-     * o's map, as of q's) that start before the end of the packed rows; the map's extent clips the rest of the last
-     * one. splits > 1: the f32 partials keep their masked generic stores (attention_kernel.h). */
+     * async proxy, and attn_fa4_store_o (attention_store_o.h) has one elected thread store the tile's 64 x 64 boxes
+     * (the box of o's map, as of q's) that start before the end of the packed rows; the map's extent clips the rest of
+     * the last one. splits > 1: the f32 partials keep their masked generic stores (attention_kernel.h). */
     const long long head0 = (long long)bh * rows; /* first packed row of this (batch, kv head) */
     const long long part = (long long)kbd_block_z() * kbd_grid_y() * rows + head0; /* splits > 1 */
     ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, 0);
@@ -236,19 +238,7 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_D256_THREADS, attn_params) {
       }
     }
     if (p.splits == 1) {
-      kbd_fence_proxy_async(); /* this thread's stores, before the TMA's async-proxy reads */
-      kbd_scope_sync(me);
-      if (kbd_scope_warp(me) == 0) {
-        KBD_ELECT_ONE {
-          for (int c = 0; c < ATTN_D / 64; ++c)
-            for (int h = 0; h < ATTN_SM / ATTN_QBOX && r0 + ATTN_QBOX * h < rows; ++h) {
-              const size_t at = l.q + (size_t)0 * KBD_STILE_BYTES(q) + (size_t)(ATTN_SM * c + ATTN_QBOX * h) * 128u;
-              ATTN_QB box = KBD_SMEM_PLAN_STILE(ATTN_QB, smem, at, 0);
-              kbd_tma_store3d(&p.om, box, bh, r0 + ATTN_QBOX * h, 64 * c);
-            }
-          kbd_bulk_commit_group();
-        }
-      }
+      attn_fa4_store_o(&p, me, (unsigned char *)q.p, ATTN_D, bh, r0, rows);
       if (p.lse) kbd_vec_store_n(p.lse + head0 + r0, lse, rows - r0);
       /* the stores have read Q before its shared memory is released (the block's exit) */
       if (kbd_scope_warp(me) == 0) {

@@ -19,6 +19,10 @@
  *                                          hands back a buffer the thread only READ, after waiting for those
  *                                          reads (kbd_mma_release_mc's stage release); a peer that overwrites a
  *                                          byte this CTA wrote before it is a race (docs/design/read-release.md)
+ *   kbd_cluster_mask_assume(mask)          a promise that the multicast mask `mask` is not 0: on the GPU no
+ *                                          instruction, only __builtin_unreachable() for mask 0, so tests of mask 0
+ *                                          after it fold away (the sm_100a GEMM's MMA loop); on the CPU machine a
+ *                                          mask of 0 is KBD_ERR_INVALID at this line, naming the expression
  *   kbd_tma_load_multicast2d(tile, &map, &bar, mask, row, col)   (1d..5d as kbd_tma_load2d)
  *                                          kbd_tma_load2d into `tile`'s offset of EVERY CTA whose bit is set in
  *                                          mask (bit r = rank r); each completes the bytes on its own barrier
@@ -67,6 +71,9 @@ KBD_DEV unsigned kbd_cluster_dim_z(void) { return kbd_hw_cluster_dim_z(); }
 #define kbd_mbarrier_arrive_cluster(bar, rank) kbd_hw_mbar_arrive_cluster((bar), (unsigned)(rank), 1u, KBD_SITE)
 #define kbd_mbarrier_arrive_cluster_reads(bar, rank)                                                                   \
   kbd_hw_mbar_arrive_cluster_reads((bar), (unsigned)(rank), 1u, KBD_SITE)
+
+/* __FILE__ and __LINE__ spelled out: KBD_SITE would be one argument of the twin macro */
+#define kbd_cluster_mask_assume(mask) KBD_HW_CLUSTER_MASK_ASSUME((uint32_t)(mask), #mask, __FILE__, __LINE__)
 
 /* Per block b of the tile: one multicast box at x + b * box_dims[0] (kbd/tma.h). */
 KBD_DEV void kbd_tma_load_multicast_(char *dst, uint32_t line_bytes, uint32_t lines, int swz, int boxes, uint32_t box0,

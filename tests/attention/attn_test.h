@@ -158,29 +158,37 @@ static inline int at_reference(const at_problem *p, long long row, double *o, do
   return 1;
 }
 
-/* [heads][rows][d] bf16 as a 3D map, boxes of 64 columns (128 bytes: the 128B swizzle span) x box_rows: the tensor
- * maps of the tests that launch a bf16 kernel directly instead of through attn_run (at_map: head_dim 64). */
-static inline kbd_status at_map_d(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, int d,
-                                  unsigned box_rows) {
-  kbd_tensor_map_desc t = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, ptr, (uint64_t)rows, (uint64_t)d, 2u * (uint64_t)d,
+/* [heads][stride rows][d] bf16 as a 3D map with `extent` rows per head visible to the TMA (extent < stride: the rows
+ * after them are a pad the TMA clips), boxes of 64 columns (128 bytes: the 128B swizzle span) x box_rows. */
+static inline kbd_status at_map_ds(kbd_tensor_map *m, const void *ptr, long long extent, long long stride,
+                                   long long heads, int d, unsigned box_rows) {
+  kbd_tensor_map_desc t = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, ptr, (uint64_t)extent, (uint64_t)d, 2u * (uint64_t)d,
                                                  box_rows, 64, KBD_TMAP_SWIZZLE_128B);
   t.rank = 3;
   t.global_dims[2] = (uint64_t)heads;
-  t.global_strides[1] = (uint64_t)rows * 2u * (uint64_t)d;
+  t.global_strides[1] = (uint64_t)stride * 2u * (uint64_t)d;
   t.box_dims[2] = 1;
   t.element_strides[2] = 1;
   return kbd_tensor_map_encode(m, &t);
+}
+/* [heads][rows][d] bf16, every row visible: the tensor maps of the tests that launch a bf16 kernel directly instead of
+ * through attn_run (at_map: head_dim 64). */
+static inline kbd_status at_map_d(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, int d,
+                                  unsigned box_rows) {
+  return at_map_ds(m, ptr, rows, rows, heads, d, box_rows);
 }
 static inline kbd_status at_map(kbd_tensor_map *m, const void *ptr, long long rows, long long heads, unsigned box_rows) {
   return at_map_d(m, ptr, rows, heads, 64, box_rows);
 }
 
-/* Runs a kernel text directly on problem p (bf16, no split) into r, the launch attn_run makes: tensor maps of head_dim
- * p->d with 64-row Q boxes and key-block boxes, the text's shared-memory plan and block rows, p's scale or
- * 1 / sqrt(head_dim). For the tests that compile a text again under their own names (broken variants). */
+/* Runs a kernel text directly on problem p (bf16, no split), the launch attn_run makes: tensor maps of head_dim p->d
+ * with 64-row Q boxes and key-block boxes, the text's shared-memory plan and block rows, p's scale or
+ * 1 / sqrt(head_dim). O goes to o ([heads][o_stride rows][d]; its map shows o_extent rows of each head), the lse to
+ * lse. For the tests that compile a text again under their own names (broken variants). */
 typedef kbd_status (*at_kernel)(kbd_launch_cfg, attn_params);
-static inline kbd_status at_launch_text(at_kernel kernel, const at_problem *p, const at_out *r, kbd_smem_plan plan,
-                                        int block_rows) {
+static inline kbd_status at_launch_text_into(at_kernel kernel, const at_problem *p, void *o, float *lse,
+                                             long long o_extent, long long o_stride, kbd_smem_plan plan,
+                                             int block_rows) {
   const int group = p->heads_q / p->heads_kv;
   const long long heads = (long long)p->batch * p->heads_kv, rows = (long long)group * p->seq_q;
   attn_params a;
@@ -189,13 +197,57 @@ static inline kbd_status at_launch_text(at_kernel kernel, const at_problem *p, c
   if (!kbd_ok(s = at_map_d(&a.q, p->dq, rows, heads, p->d, ATTN_WM))) return s;
   if (!kbd_ok(s = at_map_d(&a.k, p->dk, p->seq_k, heads, p->d, ATTN_BN(p->d)))) return s;
   if (!kbd_ok(s = at_map_d(&a.v, p->dv, p->seq_k, heads, p->d, ATTN_BN(p->d)))) return s;
-  if (!kbd_ok(s = at_map_d(&a.om, r->o, rows, heads, p->d, ATTN_WM))) return s; /* the epilogue's TMA store */
+  if (!kbd_ok(s = at_map_ds(&a.om, o, o_extent, o_stride, heads, p->d, ATTN_WM))) return s; /* the epilogue's store */
   if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
-  a.o = r->o, a.lse = r->lse;
+  a.o = o, a.lse = lse;
   a.seq_q = p->seq_q, a.seq_k = p->seq_k, a.group = group, a.causal = p->causal, a.splits = 1;
   a.scale = p->scale > 0.0f ? p->scale : 1.0f / sqrtf((float)p->d);
   const unsigned qblocks = (unsigned)((rows + block_rows - 1) / block_rows);
   return kernel(kbd_cfg(kbd_dim(qblocks, (unsigned)heads, 1), plan.bytes, NULL), a);
+}
+/* The same into r (O's packed rows, all visible). */
+static inline kbd_status at_launch_text(at_kernel kernel, const at_problem *p, const at_out *r, kbd_smem_plan plan,
+                                        int block_rows) {
+  const long long rows = (long long)(p->heads_q / p->heads_kv) * p->seq_q;
+  return at_launch_text_into(kernel, p, r->o, r->lse, rows, rows, plan, block_rows);
+}
+
+/* The lines of the text at path holding needle (the lines a report may name); fails if there is none, or more than max
+ * (a check that looked at only some of them would pass or fail by the order of the text). */
+static inline int at_text_lines(const char *path, const char *needle, int *lines, int max) {
+  FILE *f = fopen(path, "r");
+  if (!f) fail_msg("cannot open %s", path);
+  char buf[512];
+  int line = 0, n = 0;
+  while (fgets(buf, sizeof buf, f)) {
+    ++line;
+    if (strstr(buf, needle)) {
+      if (n == max) fail_msg("%s: \"%s\" on more than %d lines", path, needle, max);
+      lines[n++] = line;
+    }
+  }
+  fclose(f);
+  if (!n) fail_msg("%s has no line with \"%s\"", path, needle);
+  return n;
+}
+
+/* Does msg name a line of the text at path holding one of the needles (a NULL-terminated list), as "<file>:<line>"
+ * followed by one of the suffixes (a NULL-terminated list: ":" any site, ": " a fault's, " waits" a deadlock report's
+ * waiting warp)? <file> is path's last component, the end of the __FILE__ the machine reports. */
+static inline int at_names_line(const char *msg, const char *path, const char *const *needles,
+                                const char *const *suffixes) {
+  const char *slash = strrchr(path, '/'), *file = slash ? slash + 1 : path;
+  for (; *needles; ++needles) {
+    int lines[8];
+    const int n = at_text_lines(path, *needles, lines, 8);
+    for (int i = 0; i < n; ++i)
+      for (const char *const *sf = suffixes; *sf; ++sf) {
+        char at[1100];
+        snprintf(at, sizeof at, "%s:%d%s", file, lines[i], *sf);
+        if (strstr(msg, at)) return 1;
+      }
+  }
+  return 0;
 }
 
 /* Tolerance of an output element against the double reference (the bound of examples/attention/main.c,

@@ -111,25 +111,6 @@ static kbd_status at_launch(at_kernel kernel, const at_problem *p, const at_out 
   return kernel(kbd_cfg(kbd_dim(qblocks, (unsigned)heads, 1), plan.bytes, NULL), a);
 }
 
-/* The kernel text's lines that hold `needle` (the lines the CPU machine may report: S = Q K^T is issued for the
- * first key block before the loop and for block j+1 inside it), at most `max`; fails if there is none. */
-static int at_kernel_lines(const char *needle, int *lines, int max) {
-  FILE *f = fopen(AT_KERNEL_TEXT, "r");
-  if (!f) fail_msg("cannot open %s", AT_KERNEL_TEXT);
-  char buf[512];
-  int line = 0, n = 0;
-  while (fgets(buf, sizeof buf, f)) {
-    ++line;
-    if (strstr(buf, needle)) {
-      if (n == max) fail_msg("%s: \"%s\" on more than %d lines", AT_KERNEL_TEXT, needle, max);
-      lines[n++] = line;
-    }
-  }
-  fclose(f);
-  if (!n) fail_msg("%s has no line with \"%s\"", AT_KERNEL_TEXT, needle);
-  return n;
-}
-
 /* Runs kernel on p and returns its status; when it ran, *bad_rows = rows out of tolerance of the reference. */
 static kbd_status at_run_check(at_kernel kernel, const at_problem *p, long long *bad_rows, int *unwritten) {
   at_out r;
@@ -142,7 +123,8 @@ static kbd_status at_run_check(at_kernel kernel, const at_problem *p, long long 
     double worst;
     *bad_rows = at_check(p, &r, at_tolerance(p->dtype, 1.0), &worst, 0);
     *unwritten = 0;
-    for (long long i = 0; i < p->nq; ++i) *unwritten += r.ho[i] == 0xFFFFu;
+    for (long long i = 0; i < p->nq; ++i)
+      *unwritten += r.ho[i] == 0xFFFFu;
   }
   at_out_free(&r);
   return s;
@@ -189,8 +171,10 @@ static void test_missing_rescale(void **state) {
 static void at_assert_k_undelivered(kbd_status s, const char *variant, long threads, long seed) {
   char want[256] = "", one[64];
   int lines[4], at_line = 0;
-  const int n =
-      at_kernel_lines(KBD_CPU_ARCH == 90 ? "kbd_mma_ring(sacc, ATTN_Q, ATTN_K," : "kbd_mma(sacc, q, k, 0)", lines, 4);
+  /* the lines the CPU machine may report: S = Q K^T is issued for the first key block before the loop and for block
+   * j+1 inside it */
+  const int n = at_text_lines(
+      AT_KERNEL_TEXT, KBD_CPU_ARCH == 90 ? "kbd_mma_ring(sacc, ATTN_Q, ATTN_K," : "kbd_mma(sacc, q, k, 0)", lines, 4);
   for (int i = 0; i < n; ++i) {
     snprintf(one, sizeof one, "attention_kernel.h:%d: ", lines[i]);
     if (strstr(s.msg, one)) at_line = 1;

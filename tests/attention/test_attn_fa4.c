@@ -122,33 +122,11 @@ static kbd_status fa_launch(fa_kernel kernel, const at_problem *p, const at_out 
  * masked blocks all take part; at_movers' rows move their max at every block, the others keep it after block 0. */
 static void fa_problem(at_problem *p) { at_movers(p, 64, 150, 450, 1); }
 
-/* The text's lines holding `needle`, at most max. */
-static int fa_lines(const char *needle, int *lines, int max) {
-  FILE *f = fopen(FA_KERNEL_TEXT, "r");
-  if (!f) fail_msg("cannot open %s", FA_KERNEL_TEXT);
-  char buf[512];
-  int line = 0, n = 0;
-  while (fgets(buf, sizeof buf, f)) {
-    ++line;
-    if (strstr(buf, needle) && n < max) lines[n++] = line;
-  }
-  fclose(f);
-  if (!n) fail_msg("%s has no line with \"%s\"", FA_KERNEL_TEXT, needle);
-  return n;
-}
-/* Does the report name one of the lines holding one of the needles (a NULL-terminated list)? */
+/* Does the report name one of the text's lines holding one of the needles (a NULL-terminated list): a fault's site,
+ * or a deadlock report's waiting warps? */
 static int fa_at(const kbd_status s, const char *const *needles) {
-  for (; *needles; ++needles) {
-    int lines[4];
-    const int n = fa_lines(*needles, lines, 4);
-    for (int i = 0; i < n; ++i) {
-      char one[64], two[64]; /* a fault's site, or a deadlock report's waiting warps */
-      snprintf(one, sizeof one, "attention_kernel_sm100.h:%d: ", lines[i]);
-      snprintf(two, sizeof two, "attention_kernel_sm100.h:%d waits", lines[i]);
-      if (strstr(s.msg, one) || strstr(s.msg, two)) return 1;
-    }
-  }
-  return 0;
+  static const char *const sites[] = {": ", " waits", NULL};
+  return at_names_line(s.msg, FA_KERNEL_TEXT, needles, sites);
 }
 
 /* Runs a broken variant under the default schedule and seeds 0-3: each run must stop with one of the codes (a

@@ -8,8 +8,9 @@
  * control) and with a bug injected by a macro override defined just before the text is included and dropped right
  * after:
  *   os_no_wait_*   the issuing thread never waits for its store group (kbd_bulk_wait_group_read is a no-op): the warp
- *                  ends while the TMA may still read the staging tile, reported (KBD_ERR_MBARRIER) at the text's
- *                  kbd_tma_store3d line under every schedule tried
+ *                  ends while the TMA may still read the staging tile, reported (KBD_ERR_MBARRIER) at the
+ *                  kbd_tma_store3d line (sm_90a: the text's; sm_100a: attn_fa4_store_o's in attention_store_o.h, which
+ *                  both sm_100a texts call) under every schedule tried
  *   os_other_q_64  each warpgroup stages its O into the OTHER warpgroup's Q tile, bytes that are not dead yet: the
  *                  other warpgroup's S = Q K^T may still read them and its TMA store reads them, so the writes are
  *                  reported as a race (sm_90a text, whose two consumers finish at different turns)
@@ -103,6 +104,15 @@ typedef struct os_text {
   const char *file; /* the text, for the reported lines */
 } os_text;
 
+/* The file and the text of the TMA store of O: the sm_100a texts call attn_fa4_store_o (attention_store_o.h). */
+#if KBD_CPU_ARCH == 90
+#define OS_STORE_FILE "attention_kernel.h"
+#define OS_STORE_CALL "kbd_tma_store3d(&p.om"
+#else
+#define OS_STORE_FILE "attention_store_o.h"
+#define OS_STORE_CALL "kbd_tma_store3d(&p->om"
+#endif
+
 static os_text os_texts(int d) {
   os_text t;
   memset(&t, 0, sizeof t);
@@ -131,47 +141,22 @@ static void os_problem(at_problem *p, int d) {
   at_upload(p);
 }
 
-/* o's map: [heads][stride rows][d] bf16 with `extent` rows per head visible to the TMA, 64 x 64 boxes (the map
- * attn_run makes, with the stride of a padded buffer) */
-static kbd_status os_o_map(kbd_tensor_map *m, void *o, long long extent, long long stride, long long heads, int d) {
-  kbd_tensor_map_desc t = kbd_tensor_map_desc_2d(KBD_TMAP_DT_BF16, o, (uint64_t)extent, (uint64_t)d, 2u * (uint64_t)d,
-                                                 ATTN_WM, 64, KBD_TMAP_SWIZZLE_128B);
-  t.rank = 3;
-  t.global_dims[2] = (uint64_t)heads;
-  t.global_strides[1] = (uint64_t)stride * 2u * (uint64_t)d;
-  t.box_dims[2] = 1;
-  t.element_strides[2] = 1;
-  return kbd_tensor_map_encode(m, &t);
-}
+/* The packed rows of one (batch, kv head): the q heads of its group, each seq_q rows. */
+static long long os_rows(const at_problem *p) { return (long long)(p->heads_q / p->heads_kv) * p->seq_q; }
 
 /* Runs kernel on p with O in a padded device buffer opad ([heads][rows + OS_PAD][d]); o's map has `extent` rows per
  * head (rows: right; rows + OS_PAD: a map that does not clip). */
 static kbd_status os_launch(const os_text *tx, at_kernel kernel, const at_problem *p, void *opad, float *lse,
                             long long extent) {
-  const int group = p->heads_q / p->heads_kv;
-  const long long heads = (long long)p->batch * p->heads_kv, rows = (long long)group * p->seq_q;
-  attn_params a;
-  memset(&a, 0, sizeof a);
-  kbd_status s;
-  if (!kbd_ok(s = at_map_d(&a.q, p->dq, rows, heads, p->d, ATTN_WM))) return s;
-  if (!kbd_ok(s = at_map_d(&a.k, p->dk, p->seq_k, heads, p->d, ATTN_BN(p->d)))) return s;
-  if (!kbd_ok(s = at_map_d(&a.v, p->dv, p->seq_k, heads, p->d, ATTN_BN(p->d)))) return s;
-  if (!kbd_ok(s = os_o_map(&a.om, opad, extent, rows + OS_PAD, heads, p->d))) return s;
   attn_smem l;
-  const kbd_smem_plan plan = tx->layout(&l);
-  if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
-  a.o = opad, a.lse = lse;
-  a.seq_q = p->seq_q, a.seq_k = p->seq_k, a.group = group, a.causal = p->causal, a.splits = 1;
-  a.scale = 1.0f / sqrtf((float)p->d);
-  const unsigned qblocks = (unsigned)((rows + tx->block_rows - 1) / tx->block_rows);
-  return kernel(kbd_cfg(kbd_dim(qblocks, (unsigned)heads, 1), plan.bytes, NULL), a);
+  return at_launch_text_into(kernel, p, opad, lse, extent, os_rows(p) + OS_PAD, tx->layout(&l), tx->block_rows);
 }
 
 /* One run into a fresh padded buffer: r gets the rows (r->ho, r->hlse, for at_check); returns the number of pad
  * elements that are not the sentinel. */
 static long long os_run(const os_text *tx, at_kernel kernel, const at_problem *p, at_out *r, long long extent,
                         kbd_status *st) {
-  const long long heads = (long long)p->batch * p->heads_kv, rows = (long long)(p->heads_q / p->heads_kv) * p->seq_q;
+  const long long heads = (long long)p->batch * p->heads_kv, rows = os_rows(p);
   const size_t n = (size_t)(heads * (rows + OS_PAD) * p->d);
   void *opad = NULL;
   MT_ASSERT_OK(kbd_malloc(&opad, 2 * n));
@@ -197,19 +182,25 @@ static long long os_run(const os_text *tx, at_kernel kernel, const at_problem *p
   return touched;
 }
 
+/* os_run under schedule `seed` (-1: the default, with 2 host threads; else that seed on 1) into a fresh r. */
+static long long os_run_seed(const os_text *tx, at_kernel kernel, const at_problem *p, long seed, at_out *r,
+                             long long extent, kbd_status *st) {
+  mt_env(seed < 0 ? 2 : 1, seed);
+  at_out_alloc(r, p);
+  return os_run(tx, kernel, p, r, extent, st);
+}
+
 /* The control under the default schedule and seeds 0-2: every row right, no pad element written; the same text with
  * a map that does not clip writes into the pad (the rows past the end exist in the staging tile and would go out). */
 static void os_control(int d) {
   const os_text tx = os_texts(d);
   at_problem p;
   os_problem(&p, d);
-  const long long rows = (long long)(p.heads_q / p.heads_kv) * p.seq_q;
+  const long long rows = os_rows(&p);
   for (long seed = -1; seed < 3; ++seed) {
-    mt_env(seed < 0 ? 2 : 1, seed);
     at_out r;
-    at_out_alloc(&r, &p);
     kbd_status s;
-    const long long touched = os_run(&tx, tx.control, &p, &r, rows, &s);
+    const long long touched = os_run_seed(&tx, tx.control, &p, seed, &r, rows, &s);
     MT_ASSERT_OK(s);
     double worst;
     const long long bad = at_check(&p, &r, at_tolerance(p.dtype, 1.0), &worst, 1);
@@ -229,53 +220,22 @@ static void os_control(int d) {
   at_free(&p);
 }
 
-/* The lines of the text holding needle (the lines a report may name); fails if there is none. */
-static int os_lines(const char *file, const char *needle, int *lines, int max) {
+/* A broken variant under the default schedule and seeds 0-3: each run stops with `code`, `what` in the message, at a
+ * line of `file` (in the texts' folder) with one of the needles. */
+static void os_expect(const os_text *tx, at_kernel kernel, const char *name, kbd_code code, const char *what,
+                      const char *file, const char *const *needles) {
+  static const char *const site[] = {":", NULL};
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", OS_TEXT_DIR, file);
-  FILE *f = fopen(path, "r");
-  if (!f) fail_msg("cannot open %s", path);
-  char buf[512];
-  int line = 0, n = 0;
-  while (fgets(buf, sizeof buf, f)) {
-    ++line;
-    if (strstr(buf, needle) && n < max) lines[n++] = line;
-  }
-  fclose(f);
-  if (!n) fail_msg("%s has no line with \"%s\"", path, needle);
-  return n;
-}
-
-/* Is s reported at a line of file holding one of the needles? */
-static int os_at(kbd_status s, const char *file, const char *const *needles) {
-  for (const char *const *nd = needles; *nd; ++nd) {
-    int lines[8];
-    const int n = os_lines(file, *nd, lines, 8);
-    for (int i = 0; i < n; ++i) {
-      char at[1100];
-      snprintf(at, sizeof at, "%s:%d:", file, lines[i]);
-      if (strstr(s.msg, at)) return 1;
-    }
-  }
-  return 0;
-}
-
-/* A broken variant under the default schedule and seeds 0-3: each run stops with `code`, `what` in the message, at a
- * line of the text with one of the needles. */
-static void os_expect(const os_text *tx, at_kernel kernel, const char *name, kbd_code code, const char *what,
-                      const char *const *needles) {
   at_problem p;
   os_problem(&p, tx->d);
-  const long long rows = (long long)(p.heads_q / p.heads_kv) * p.seq_q;
   for (long seed = -1; seed < 4; ++seed) {
-    mt_env(seed < 0 ? 2 : 1, seed);
     at_out r;
-    at_out_alloc(&r, &p);
     kbd_status s;
-    (void)os_run(tx, kernel, &p, &r, rows, &s);
-    if (s.code != code || !strstr(s.msg, what) || !os_at(s, tx->file, needles))
-      fail_msg("%s, %s d%d (seed %ld): want %s naming \"%s\" at a line with \"%s\"; got %s: %s", name, tx->file, tx->d,
-               seed, kbd_code_name(code), what, needles[0], kbd_code_name(s.code), s.msg);
+    (void)os_run_seed(tx, kernel, &p, seed, &r, os_rows(&p), &s);
+    if (s.code != code || !strstr(s.msg, what) || !at_names_line(s.msg, path, needles, site))
+      fail_msg("%s, %s d%d (seed %ld): want %s naming \"%s\" at a line of %s with \"%s\"; got %s: %s", name, tx->file,
+               tx->d, seed, kbd_code_name(code), what, file, needles[0], kbd_code_name(s.code), s.msg);
     if (seed < 0) printf("  %s, %s d%d: %.300s\n", name, tx->file, tx->d, s.msg); /* the report, for the log */
     at_out_free(&r);
   }
@@ -295,10 +255,10 @@ static void test_control_256(void **state) {
 /* No wait for the store group: the issuing warp ends with the store pending, reported at the store. */
 static void test_no_wait(void **state) {
   (void)state;
-  static const char *const at[] = {"kbd_tma_store3d(&p.om", NULL};
+  static const char *const at[] = {OS_STORE_CALL, NULL};
   for (int d = 64; d <= 256; d += 192) {
     const os_text tx = os_texts(d);
-    os_expect(&tx, tx.no_wait, "no store wait", KBD_ERR_MBARRIER, "not waited for", at);
+    os_expect(&tx, tx.no_wait, "no store wait", KBD_ERR_MBARRIER, "not waited for", OS_STORE_FILE, at);
   }
 }
 
@@ -310,7 +270,7 @@ static void test_other_q(void **state) {
   static const char *const at[] = {"kbd_stile_store_at(q, ob, 0, c)", "kbd_mma_ring(sacc, ATTN_Q, ATTN_K,",
                                    "kbd_tma_store3d(&p.om", NULL};
   const os_text tx = os_texts(64);
-  os_expect(&tx, os_other_q_64, "other Q", KBD_ERR_RACE, "", at);
+  os_expect(&tx, os_other_q_64, "other Q", KBD_ERR_RACE, "", tx.file, at);
 }
 #endif
 

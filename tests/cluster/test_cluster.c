@@ -6,7 +6,8 @@
  * that skips the cluster barrier by exiting, one that waits elsewhere (a deadlock naming both CTAs), an
  * arrive twice, a peer's memory touched before the cluster barrier or after the peer exited, a DSMEM read
  * racing the peer's write, a remote arrival published before the data, a multicast the barrier does not
- * expect in full, a bad CTA mask or rank; and the launch's cluster-shape rules.
+ * expect in full, a bad CTA mask or rank, a release mask of 0 at kbd_cluster_mask_assume; and the launch's
+ * cluster-shape rules.
  */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <setjmp.h>
@@ -310,6 +311,79 @@ static void test_gather_arrive_first(void **state) {
   }
 }
 
+/* ---- the multicast mask promise (kbd_cluster_mask_assume) ------------------------------------------------- */
+
+/* Each CTA frees a stage in the CTAs of its release mask, as the sm_100a GEMM's MMA warp does (one arrive per CTA of
+ * the mask; each CTA's barrier expects one from every CTA of the cluster), after promising the compiler the mask is
+ * not 0. The broken mask leaves out the CTA's own bit: in a cluster of one CTA it is 0. */
+enum { RM_OK, RM_NO_OWN_BIT, RM_NO_OWN_BIT_UNCHECKED };
+
+typedef struct {
+  int mode;
+} release_params;
+
+static int r_assume_line;
+
+KBD_KERNEL(cl_release, 64, release_params) {
+  KBD_SHARED_ALIGNED(kbd_mbarrier, empty, 1, 8);
+  const unsigned rank = kbd_cluster_ctarank(), n = kbd_cluster_size();
+  if (kbd_warp_id() == 0) {
+    KBD_ELECT_ONE {
+      kbd_mbarrier_init(&empty[0], n);
+      kbd_fence_mbarrier_init();
+    }
+  }
+  kbd_cluster_sync();
+  if (kbd_warp_id() == 1) {
+    const uint32_t all = (1u << n) - 1u;
+    const uint32_t mask = p.mode == RM_OK ? all : all & ~(1u << rank);
+    // clang-format off
+    MT_MARK(r_assume_line); if (p.mode != RM_NO_OWN_BIT_UNCHECKED) kbd_cluster_mask_assume(mask);
+    // clang-format on
+    KBD_ELECT_ONE {
+      for (unsigned r = 0; r < n; ++r)
+        if ((mask >> r) & 1u) kbd_mbarrier_arrive_cluster(&empty[0], r);
+    }
+  }
+  if (kbd_warp_id() == 0) kbd_mbarrier_wait(&empty[0], 0);
+  kbd_cluster_sync();
+}
+
+static kbd_status run_release(unsigned n, int mode) {
+  release_params p = {mode};
+  return cl_release(cfg3(2 * n, 1, 1, n, 1, 1), p);
+}
+
+/* A mask with the own bit: every barrier completes, in clusters of 1, 2 and 4 CTAs. */
+static void test_mask_assume(void **state) {
+  (void)state;
+  for (unsigned n = 1; n <= 4; n *= 2)
+    for (long seed = -1; seed < 4; ++seed) {
+      mt_env(1, seed);
+      const kbd_status s = run_release(n, RM_OK);
+      if (s.code != KBD_OK) fail_msg("%u CTAs seed %ld: %s", n, seed, s.msg);
+    }
+}
+
+/* A mask of 0 reaching the promise: reported at its line, naming the mask, not later as a producer that waits
+ * forever. */
+static void test_mask_assume_zero(void **state) {
+  (void)state;
+  const kbd_status s = run_release(1, RM_NO_OWN_BIT);
+  MT_ASSERT_CODE(s, KBD_ERR_INVALID);
+  MT_ASSERT_AT(s, MT_LINE(r_assume_line));
+  MT_ASSERT_HAS(s, "kbd_cluster_mask_assume(mask): the multicast mask is 0");
+}
+
+/* The same mask without the promise: what the machine reported before it, a deadlock (so the check is what names
+ * the line). */
+static void test_mask_zero_unchecked(void **state) {
+  (void)state;
+  const kbd_status s = run_release(1, RM_NO_OWN_BIT_UNCHECKED);
+  MT_ASSERT_CODE(s, KBD_ERR_DEADLOCK);
+  MT_ASSERT_LACKS(s, "kbd_cluster_mask_assume");
+}
+
 /* ---- multicast TMA ------------------------------------------------------------------------------------------ */
 
 #define MR 16 /* tile rows */
@@ -611,6 +685,9 @@ int main(void) {
       MT_TEST(test_gather_no_init_sync),
       MT_TEST(test_gather_arrive_first),
       MT_TEST(test_gather_no_fence),
+      MT_TEST(test_mask_assume),
+      MT_TEST(test_mask_assume_zero),
+      MT_TEST(test_mask_zero_unchecked),
       MT_TEST(test_multicast),
       MT_TEST(test_multicast_expect_slice),
       MT_TEST(test_multicast_bad_mask),

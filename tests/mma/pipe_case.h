@@ -1,7 +1,8 @@
 /* pipe_case.h - the host side of the TMA stage-pipeline MMA tests (test_stage_release.c, test_release_at.c,
- * test_early_release_sm90.c, test_mma_pair.c): bf16 operands A (M x K) and B (N x K), small multiples of 1/4, so
- * every product and every partial sum is exact in f32 and D = A B^T is compared bit for bit (exact_host.h, in
- * tests/machine); their tensor maps (128-byte swizzle, one box per stage); D in f32. Include after cmocka.h.
+ * test_early_release_sm90.c, and through pair_case.h test_mma_pair.c and test_mma_pair_desc.c): bf16 operands A (M x K)
+ * and B (N x K), small multiples of 1/4, so every product and every partial sum is exact in f32 and D = A B^T is
+ * compared bit for bit (exact_host.h, in tests/machine); their tensor maps (128-byte swizzle, one box per stage); D in
+ * f32. Include after cmocka.h.
  */
 #ifndef KBD_TEST_PIPE_CASE_H
 #define KBD_TEST_PIPE_CASE_H
@@ -50,6 +51,13 @@ static inline void pc_check(const pc_gemm *g) {
 static inline void pc_free(pc_gemm *g) {
   kbd_free(g->da), kbd_free(g->db), kbd_free(g->dd);
   free(g->ha), free(g->hb), free(g->hd);
+}
+
+/* The end of a run: D checked when the kernel returned KBD_OK (st), the buffers freed; returns st. */
+static inline kbd_status pc_finish(pc_gemm *g, kbd_status st) {
+  if (st.code == KBD_OK) pc_check(g);
+  pc_free(g);
+  return st;
 }
 
 #endif /* KBD_TEST_PIPE_CASE_H */

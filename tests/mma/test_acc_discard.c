@@ -25,12 +25,12 @@
 #include <cmocka.h>
 
 #include "machine_test.h"
+#include "rs_operands.h"
 
 #if KBD_CPU_ARCH != 90
 #error "test_acc_discard.c emulates sm_90a: build it with -DKBD_CPU_ARCH=90"
 #endif
 
-typedef KBD_STILE(bf16, 64, 64, KBD_SWIZZLE_128B) ad_b;
 typedef struct ad_params {
   const void *a, *b;
   float *d; /* [2][64][64]: the accumulator right after the discard, then after the MMA */
@@ -38,16 +38,11 @@ typedef struct ad_params {
 } ad_params;
 enum { AD_DISCARD_MMA, AD_DISCARD_PENDING, AD_PIN_REWRITTEN, AD_PIN_AFTER_WAIT };
 static int ad_line_mma, ad_line_call; /* recorded by the kernel (the CPU machine runs it as host code) */
+#define AD_FILE "test_acc_discard.c"
 
 KBD_KERNEL(ad_kernel, 128, ad_params) {
-  KBD_SHARED_STILE(ad_b, b);
-  {
-    KBD_TILE(bf16, 64, 64, KBD_WARPGROUP) rb;
-    kbd_load2d(rb, (const kbd_bf16 *)p.b, 64, 64, 64, 0, 0);
-    kbd_stile_store(b, rb);
-  }
-  kbd_fence_proxy_async();
-  kbd_sync();
+  KBD_SHARED_STILE(ro_b, b);
+  ro_stage_b(b, p.b);
   KBD_ACC(f32, 64, 64) o;
   kbd_acc_bind(o, (kbd_tmem *)0, 0, (uint64_t *)0);
   KBD_ACC_TILE(bf16, 64, 64) a;
@@ -87,47 +82,26 @@ static float ad_rand(uint32_t *s) {
 /* Runs ad_kernel in `mode` under the default schedule; on success checks the result of the MMA (and, for
  * AD_DISCARD_MMA, that the discarded accumulator read back as NaN). */
 static kbd_status ad_run(int mode) {
-  kbd_bf16 ha[64 * 64], hb[64 * 64];
   static float hd[2 * 64 * 64];
-  uint32_t s = 4242u;
-  for (int i = 0; i < 64 * 64; ++i)
-    kbd_dt_store_f32(&ha[i], KBD_DT_bf16, ad_rand(&s));
-  for (int i = 0; i < 64 * 64; ++i)
-    kbd_dt_store_f32(&hb[i], KBD_DT_bf16, ad_rand(&s));
-  void *da, *db, *dd;
-  assert_int_equal(kbd_malloc(&da, sizeof ha).code, KBD_OK);
-  assert_int_equal(kbd_malloc(&db, sizeof hb).code, KBD_OK);
-  assert_int_equal(kbd_malloc(&dd, sizeof hd).code, KBD_OK);
-  assert_int_equal(kbd_copy_to_device(da, ha, sizeof ha).code, KBD_OK);
-  assert_int_equal(kbd_copy_to_device(db, hb, sizeof hb).code, KBD_OK);
+  ro_ops o;
+  ro_setup(&o, ad_rand, 4242u, sizeof hd);
   mt_env(1, -1);
-  ad_params p = {da, db, (float *)dd, mode};
+  ad_params p = {o.da, o.db, (float *)o.dd, mode};
   const kbd_status st = ad_kernel(kbd_cfg_1d(1), p);
   if (st.code == KBD_OK) {
-    assert_int_equal(kbd_copy_to_host(hd, dd, sizeof hd).code, KBD_OK);
+    assert_int_equal(kbd_copy_to_host(hd, o.dd, sizeof hd).code, KBD_OK);
     for (int i = 0; i < 64; ++i)
       for (int j = 0; j < 64; ++j) {
         if (mode == AD_DISCARD_MMA && !isnan(hd[i * 64 + j]))
           fail_msg("discarded accumulator[%d][%d] reads %.9g, want NaN", i, j, (double)hd[i * 64 + j]);
-        double ref = 0, mag = 0;
-        for (int q = 0; q < 64; ++q) {
-          const double pr = (double)kbd_dt_load_f32(&ha[i * 64 + q], KBD_DT_bf16) *
-                            (double)kbd_dt_load_f32(&hb[j * 64 + q], KBD_DT_bf16);
-          ref += pr, mag += fabs(pr);
-        }
+        double mag;
+        const double ref = ro_dot(&o, i, j, &mag, NULL, NULL);
         const double tol = 2.0 * (64 / 16 + 1) * ldexp(1.0, -24) * mag, got = hd[64 * 64 + i * 64 + j];
         if (!(fabs(got - ref) <= tol)) fail_msg("mode %d: O[%d][%d] = %.9g, want %.9g", mode, i, j, got, ref);
       }
   }
-  kbd_free(da), kbd_free(db), kbd_free(dd);
+  ro_free(&o);
   return st;
-}
-
-/* "test_acc_discard.c:<line>" appears in msg */
-static void ad_expect_site(const char *msg, int line) {
-  char site[64];
-  snprintf(site, sizeof site, "test_acc_discard.c:%d", line);
-  if (!strstr(msg, site)) fail_msg("the report does not name %s: %s", site, msg);
 }
 
 static void test_discard_then_mma(void **state) {
@@ -142,10 +116,8 @@ static void test_discard_pending(void **state) {
   assert_int_equal(st.code, KBD_ERR_RACE);
   assert_non_null(strstr(st.msg, "kbd_acc_discard before wgmma.wait_group"));
   assert_true(ad_line_mma > 0 && ad_line_call > ad_line_mma);
-  char site[64];
-  snprintf(site, sizeof site, "test_acc_discard.c:%d:", ad_line_call);
-  if (!strstr(st.msg, site)) fail_msg("the report is not at %s: %s", site, st.msg);
-  ad_expect_site(st.msg, ad_line_mma);
+  ro_expect_site(st.msg, AD_FILE, ad_line_call, 1);
+  ro_expect_site(st.msg, AD_FILE, ad_line_mma, 0);
 }
 
 static void test_pin_rewritten(void **state) {
@@ -153,10 +125,8 @@ static void test_pin_rewritten(void **state) {
   const kbd_status st = ad_run(AD_PIN_REWRITTEN);
   assert_int_equal(st.code, KBD_ERR_RACE);
   assert_non_null(strstr(st.msg, "register A changed under a pending wgmma"));
-  char site[64];
-  snprintf(site, sizeof site, "test_acc_discard.c:%d:", ad_line_call);
-  if (!strstr(st.msg, site)) fail_msg("the report is not at %s: %s", site, st.msg);
-  ad_expect_site(st.msg, ad_line_mma);
+  ro_expect_site(st.msg, AD_FILE, ad_line_call, 1);
+  ro_expect_site(st.msg, AD_FILE, ad_line_mma, 0);
 }
 
 static void test_pin_after_wait(void **state) {

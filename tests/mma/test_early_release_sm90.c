@@ -162,10 +162,7 @@ static kbd_status er_run(int kt, int brk) {
   p.d = g.dd;
   p.kt = kt;
   p.brk = brk;
-  const kbd_status st = er_kernel(kbd_cfg_1d(2), p);
-  if (st.code == KBD_OK) pc_check(&g);
-  pc_free(&g);
-  return st;
+  return pc_finish(&g, er_kernel(kbd_cfg_1d(2), p));
 }
 
 static void test_clean(void **state) {

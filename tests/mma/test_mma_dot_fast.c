@@ -102,45 +102,61 @@ static int all_zero(const double *v, int n, int stride) {
   return 1;
 }
 
-static void run_case(int ta, int tb, int td, int rows, int n, int pat) {
+/* One case's operands: the shape, A and B^T filled by pattern `pat`, and the reference sums (kbd_cpu_mma_dot_ref). */
+typedef struct dot_case {
   kbd_cpu_mma_shape s;
-  memset(&s, 0, sizeof s);
-  s.ta = ta, s.tb = tb, s.td = td, s.m = rows, s.n = n;
-  s.kel = KBD_MMA_KSTEP_BYTES / kbd_mma_type_bytes(ta);
-  const int kel = s.kel;
-  double *A = (double *)malloc(sizeof(double) * (size_t)(rows * kel));
-  double *bt = (double *)malloc(sizeof(double) * (size_t)(kel * n));
-  uint32_t *ref = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(rows * n));
+  double *A, *bt;
+  uint32_t *ref;
+} dot_case;
+
+static void case_open(dot_case *c, int ta, int tb, int td, int rows, int n, int pat) {
+  memset(&c->s, 0, sizeof c->s);
+  c->s.ta = ta, c->s.tb = tb, c->s.td = td, c->s.m = rows, c->s.n = n;
+  c->s.kel = KBD_MMA_KSTEP_BYTES / kbd_mma_type_bytes(ta);
+  const int kel = c->s.kel;
+  c->A = (double *)malloc(sizeof(double) * (size_t)(rows * kel));
+  c->bt = (double *)malloc(sizeof(double) * (size_t)(kel * n));
+  c->ref = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(rows * n));
+  assert_non_null(c->A);
+  assert_non_null(c->bt);
+  assert_non_null(c->ref);
+  fill(pat, ta, tb, rows, kel, n, c->A, c->bt);
+  memset(c->ref, 0xA5, sizeof(uint32_t) * (size_t)(rows * n));
+  kbd_cpu_mma_dot_ref(&c->s, c->A, rows, c->bt, c->ref);
+}
+
+static void case_close(dot_case *c) {
+  free(c->A);
+  free(c->bt);
+  free(c->ref);
+}
+
+static void run_case(int ta, int tb, int td, int rows, int n, int pat) {
+  dot_case dc;
+  case_open(&dc, ta, tb, td, rows, n, pat);
+  const int kel = dc.s.kel;
   uint32_t *fast = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(rows * n));
-  assert_non_null(A);
-  assert_non_null(bt);
-  assert_non_null(ref);
   assert_non_null(fast);
-  fill(pat, ta, tb, rows, kel, n, A, bt);
-  memset(ref, 0xA5, sizeof(uint32_t) * (size_t)(rows * n));
   memset(fast, 0x5A, sizeof(uint32_t) * (size_t)(rows * n)); /* every element must be written */
-  kbd_cpu_mma_dot_ref(&s, A, rows, bt, ref);
-  kbd_cpu_mma_dot_fast(&s, A, rows, bt, fast);
+  kbd_cpu_mma_dot_fast(&dc.s, dc.A, rows, dc.bt, fast);
   for (int i = 0; i < rows * n; ++i)
-    if (ref[i] != fast[i])
+    if (dc.ref[i] != fast[i])
       fail_msg("type %d x %d -> %d, rows %d, N %d, pattern %d: element (%d, %d) is 0x%08x, the reference 0x%08x", ta,
-               tb, td, rows, n, pat, i / n, i % n, fast[i], ref[i]);
+               tb, td, rows, n, pat, i / n, i % n, fast[i], dc.ref[i]);
   int afin = 1, bfin = 1;
   for (int i = 0; i < rows * kel; ++i)
-    afin &= isfinite(A[i]) != 0;
+    afin &= isfinite(dc.A[i]) != 0;
   for (int i = 0; i < kel * n; ++i)
-    bfin &= isfinite(bt[i]) != 0;
+    bfin &= isfinite(dc.bt[i]) != 0;
   for (int r = 0; r < rows; ++r)
-    if (all_zero(A + r * kel, kel, 1)) {
+    if (all_zero(dc.A + r * kel, kel, 1)) {
       if (bfin) ++skipped_rows;
       for (int c = 0; c < n && td != KBD_MMA_S32; ++c)
-        if (isnan(kbd_cvt_bits_f32(ref[r * n + c]))) ++guarded_nan;
+        if (isnan(kbd_cvt_bits_f32(dc.ref[r * n + c]))) ++guarded_nan;
     }
   for (int c = 0; c < n; ++c)
-    if (afin && all_zero(bt + c, kel, n)) ++skipped_cols;
-  free(A);
-  free(bt);
-  free(ref);
+    if (afin && all_zero(dc.bt + c, kel, n)) ++skipped_cols;
+  case_close(&dc);
   free(fast);
 }
 
@@ -151,39 +167,29 @@ static long stored_rows, zero_rows; /* rows kbd_cpu_mma_dot_rows stored, and row
  * headers) is the reference, element for element; the headers number the stored rows 1, 2, ... in row order (so
  * each lookup stays inside the block), and the scratch holds B transposed. */
 static void run_rows_case(int ta, int tb, int td, int rows, int n, int pat) {
-  kbd_cpu_mma_shape s;
-  memset(&s, 0, sizeof s);
-  s.ta = ta, s.tb = tb, s.td = td, s.m = rows, s.n = n;
-  s.kel = KBD_MMA_KSTEP_BYTES / kbd_mma_type_bytes(ta);
-  const int kel = s.kel;
-  double *A = (double *)malloc(sizeof(double) * (size_t)(rows * kel));
-  double *bt = (double *)malloc(sizeof(double) * (size_t)(kel * n));
+  dot_case dc;
+  case_open(&dc, ta, tb, td, rows, n, pat);
+  const int kel = dc.s.kel;
   double *B = (double *)malloc(sizeof(double) * (size_t)(kel * n));
   double *scratch = (double *)malloc(sizeof(double) * (size_t)(kel * n));
-  uint32_t *ref = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(rows * n));
-  assert_non_null(A);
-  assert_non_null(bt);
   assert_non_null(B);
   assert_non_null(scratch);
-  assert_non_null(ref);
-  fill(pat, ta, tb, rows, kel, n, A, bt);
   for (int c = 0; c < n; ++c) /* B as the machine decodes it: row c of B is column c of bt */
     for (int k = 0; k < kel; ++k)
-      B[c * kel + k] = bt[k * n + c];
+      B[c * kel + k] = dc.bt[k * n + c];
   memset(scratch, 0xA5, sizeof(double) * (size_t)(kel * n));
-  kbd_cpu_mma_dot_ref(&s, A, rows, bt, ref);
-  uint32_t *blk = kbd_cpu_mma_dot_rows(&s, A, rows, B, scratch);
+  uint32_t *blk = kbd_cpu_mma_dot_rows(&dc.s, dc.A, rows, B, scratch);
   assert_non_null(blk);
-  assert_memory_equal(scratch, bt, sizeof(double) * (size_t)(kel * n));
+  assert_memory_equal(scratch, dc.bt, sizeof(double) * (size_t)(kel * n));
   uint32_t next = 1;
   for (int r = 0; r < rows; ++r) {
     if (!blk[r]) {
       ++zero_rows;
       for (int c = 0; c < n; ++c)
-        if (ref[r * n + c] != 0)
+        if (dc.ref[r * n + c] != 0)
           fail_msg("type %d x %d -> %d, rows %d, N %d, pattern %d: row %d has header 0, but its sum in column %d is "
                    "0x%08x",
-                   ta, tb, td, rows, n, pat, r, c, ref[r * n + c]);
+                   ta, tb, td, rows, n, pat, r, c, dc.ref[r * n + c]);
       continue;
     }
     if (blk[r] != next)
@@ -192,17 +198,15 @@ static void run_rows_case(int ta, int tb, int td, int rows, int n, int pat) {
     ++next, ++stored_rows;
     const uint32_t *row = blk + rows + (size_t)(blk[r] - 1u) * (size_t)n;
     for (int c = 0; c < n; ++c)
-      if (row[c] != ref[r * n + c])
+      if (row[c] != dc.ref[r * n + c])
         fail_msg("type %d x %d -> %d, rows %d, N %d, pattern %d: stored row %d, column %d is 0x%08x, the reference "
                  "0x%08x",
-                 ta, tb, td, rows, n, pat, r, c, row[c], ref[r * n + c]);
+                 ta, tb, td, rows, n, pat, r, c, row[c], dc.ref[r * n + c]);
   }
   free(blk);
-  free(A);
-  free(bt);
   free(B);
   free(scratch);
-  free(ref);
+  case_close(&dc);
 }
 
 static const int t_ns[] = {8, 16, 24, 32, 40, 48, 64, 80, 96, 120, 128, 136, 192, 248, 256};

@@ -27,66 +27,28 @@
 #include <cmocka.h>
 
 #include "machine_test.h"
-#include "pipe_case.h"
+#include "pair_case.h"
 
 enum { PR_OK, PR_ODD_ISSUES, PR_COMMIT_ONE, PR_NO_PEER_ALLOC, PR_EXPECT_HALF, PR_MIX, PR_FREE_EARLY, PR_RELEASE_EARLY };
 
-#define PN 128 /* the pair's N: each CTA loads PN / 2 rows of B */
-#define PK 64  /* K per stage */
-typedef KBD_STILE(bf16, 128, PK, KBD_SWIZZLE_128B) pr_a;
-typedef KBD_STILE(bf16, PN / 2, PK, KBD_SWIZZLE_128B) pr_b;
+static int pr_line_issue, pr_line_commit, pr_line_alloc, pr_line_free, pr_line_mix;
 
-typedef struct pr_params {
-  kbd_tensor_map ma, mb;
-  float *d;
-  int tiles, kt, brk;
-} pr_params;
-
-static int pr_line_issue, pr_line_commit, pr_line_alloc, pr_line_load, pr_line_free, pr_line_mix;
-
-KBD_KERNEL(pr_kernel, 256, pr_params) {
-  KBD_SHARED_STILE(pr_a, a0);
-  KBD_SHARED_STILE(pr_a, a1);
-  KBD_SHARED_STILE(pr_b, b0);
-  KBD_SHARED_STILE(pr_b, b1);
-  KBD_SHARED(kbd_mbarrier, full, 2);
-  KBD_SHARED(kbd_mbarrier, empty, 2);
-  KBD_SHARED(kbd_mbarrier, accfull, 1);
-  KBD_SHARED(kbd_mbarrier, accempty, 1);
-  KBD_SHARED(kbd_tmem, tm, 1);
-  const unsigned rank = kbd_cluster_ctarank(), half = rank & 1u, pair = rank / 2u;
+KBD_KERNEL(pr_kernel, 256, pair_params) {
+  PAIR_SHARED();
+  const unsigned rank = kbd_cluster_ctarank(), half = rank & 1u;
   const int leader = kbd_cta_pair_leader();
   if (kbd_warp_id() == 0) {
-    KBD_ELECT_ONE {
-      for (int s = 0; s < 2; ++s) {
-        kbd_mbarrier_init(&full[s], 1);
-        kbd_mbarrier_init(&empty[s], 1);
-      }
-      kbd_mbarrier_init(accfull, 1);
-      kbd_mbarrier_init(accempty, 2 * KBD_ACC_RELEASES(128));
-      kbd_fence_mbarrier_init();
-    }
+    pair_init_barriers(full, empty, accfull, accempty);
     MT_MARK(pr_line_alloc); if (!(p.brk == PR_NO_PEER_ALLOC && half)) kbd_tmem_alloc_pair(tm, 128);
   }
   kbd_cluster_sync(); /* the peers' barriers and the allocation before any use */
 
-  KBD_ACC(f32, 128, PN) acc;
+  pair_acc acc;
   kbd_acc_bind(acc, tm, 0, accfull);
   const int steps = p.tiles * p.kt;
   if (kbd_warp_id() == 0) {
-    KBD_ELECT_ONE {
-      for (int i = 0; i < steps; ++i) {
-        const int s = i % 2, t = i / p.kt, k = i % p.kt;
-        kbd_mbarrier_wait(&empty[s], ((unsigned)(i / 2) & 1u) ^ 1u);
-        if (leader) {
-          const uint32_t bytes = p.brk == PR_EXPECT_HALF ? KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b0)
-                                                         : 2u * (KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b0));
-          kbd_mbarrier_arrive_expect_tx(&full[s], bytes);
-        }
-        MT_MARK(pr_line_load); kbd_tma_load_pair2d(s ? a1 : a0, &p.ma, &full[s], (int)((pair * (unsigned)p.tiles + (unsigned)t) * 256u + 128u * half), k * PK);
-        kbd_tma_load_pair2d(s ? b1 : b0, &p.mb, &full[s], (int)(64u * half), k * PK);
-      }
-    }
+    const uint32_t both = 2u * (KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b0));
+    pair_produce(&p, a0, a1, b0, b1, full, empty, p.brk == PR_EXPECT_HALF ? both / 2u : both);
     if (p.brk == PR_FREE_EARLY && half) {
       MT_MARK(pr_line_free); kbd_tmem_free_pair(tm, 128);
     }
@@ -106,37 +68,14 @@ KBD_KERNEL(pr_kernel, 256, pr_params) {
       }
     }
   } else if (kbd_warpgroup_id() == 1) {
-    for (int t = 0; t < p.tiles; ++t) {
-      kbd_acc_wait(acc, accfull, (unsigned)t & 1u);
-      if (p.brk == PR_RELEASE_EARLY && half) kbd_acc_release_pair(acc, accempty);
-      KBD_ACC_TILE(f32, 128, PN) r;
-      kbd_acc_load(r, acc, 0);
-      if (!(p.brk == PR_RELEASE_EARLY && half)) kbd_acc_release_pair(acc, accempty);
-      const size_t row0 = ((size_t)(pair * (unsigned)p.tiles + (unsigned)t) * 256u + 128u * half);
-      kbd_store2d(p.d + row0 * PN, r, 128, PN, PN, 0, 0);
-    }
+    pair_epilogue(&p, &acc, accfull, accempty, p.brk == PR_RELEASE_EARLY && half);
   }
   kbd_cluster_sync(); /* no Tensor Memory access of either CTA after this */
   if (kbd_warp_id() == 0 && !(p.brk == PR_NO_PEER_ALLOC && half) && !(p.brk == PR_FREE_EARLY && half))
     kbd_tmem_free_pair(tm, 128);
 }
 
-/* `pairs` pairs in one cluster of 2 * pairs CTAs, each computing `tiles` 256 x PN tiles over kt * PK of K.
- * Returns the status and, when it ran, checks every element (exact). */
-static kbd_status pr_run(int pairs, int tiles, int kt, int brk) {
-  pc_gemm g;
-  pr_params p;
-  memset(&p, 0, sizeof p);
-  pc_setup(&g, pairs * tiles * 256, PN, kt * PK, &p.ma, 128, &p.mb, PN / 2, PK);
-  p.d = g.dd;
-  p.tiles = tiles;
-  p.kt = kt;
-  p.brk = brk;
-  const kbd_status st = pr_kernel(kbd_cfg_cluster(kbd_cfg_1d((unsigned)(2 * pairs)), (unsigned)(2 * pairs), 1, 1), p);
-  if (st.code == KBD_OK) pc_check(&g);
-  pc_free(&g);
-  return st;
-}
+static kbd_status pr_run(int pairs, int tiles, int kt, int brk) { return pair_run(pr_kernel, pairs, tiles, kt, brk); }
 
 static void test_pair(void **state) {
   (void)state;

@@ -24,112 +24,50 @@
 #include <cmocka.h>
 
 #include "machine_test.h"
-#include "pipe_case.h"
+#include "pair_case.h"
 
 enum { PD_OK, PD_LAYOUT, PD_STRIDE, PD_OTHER_BAR };
 
-#define PN 128 /* the pair's N: each CTA loads PN / 2 rows of B */
-#define PK 64  /* K per stage */
-typedef KBD_STILE(bf16, 128, PK, KBD_SWIZZLE_128B) pd_a;
-typedef KBD_STILE(bf16, PN / 2, PK, KBD_SWIZZLE_128B) pd_b;
 typedef KBD_STILE(bf16, PN / 2, PK / 2, KBD_SWIZZLE_64B) pd_b64; /* another layout over B's first bytes */
-
-typedef struct pd_params {
-  kbd_tensor_map ma, mb;
-  float *d;
-  int tiles, kt, brk;
-} pd_params;
 
 static int pd_line_issue;
 
-KBD_KERNEL(pd_kernel, 256, pd_params) {
-  KBD_SHARED_STILE(pd_a, a0);
-  KBD_SHARED_STILE(pd_a, a1);
-  KBD_SHARED_STILE(pd_b, b0);
-  KBD_SHARED_STILE(pd_b, b1);
-  KBD_SHARED(kbd_mbarrier, full, 2);
-  KBD_SHARED(kbd_mbarrier, empty, 2);
-  KBD_SHARED(kbd_mbarrier, accfull, 1);
-  KBD_SHARED(kbd_mbarrier, accempty, 1);
-  KBD_SHARED(kbd_tmem, tm, 1);
-  const unsigned rank = kbd_cluster_ctarank(), half = rank & 1u, pair = rank / 2u;
+KBD_KERNEL(pd_kernel, 256, pair_params) {
+  PAIR_SHARED();
   const int leader = kbd_cta_pair_leader();
   if (kbd_warp_id() == 0) {
-    KBD_ELECT_ONE {
-      for (int s = 0; s < 2; ++s) {
-        kbd_mbarrier_init(&full[s], 1);
-        kbd_mbarrier_init(&empty[s], 1);
-      }
-      kbd_mbarrier_init(accfull, 1);
-      kbd_mbarrier_init(accempty, 2 * KBD_ACC_RELEASES(128));
-      kbd_fence_mbarrier_init();
-    }
+    pair_init_barriers(full, empty, accfull, accempty);
     kbd_tmem_alloc_pair(tm, 128);
   }
   kbd_cluster_sync(); /* the peers' barriers and the allocation before any use */
 
-  KBD_ACC(f32, 128, PN) acc;
+  pair_acc acc;
   kbd_acc_bind(acc, tm, 0, accfull);
   const int steps = p.tiles * p.kt;
   if (kbd_warp_id() == 0) {
-    KBD_ELECT_ONE {
-      for (int i = 0; i < steps; ++i) {
-        const int s = i % 2, t = i / p.kt, k = i % p.kt;
-        kbd_mbarrier_wait(&empty[s], ((unsigned)(i / 2) & 1u) ^ 1u);
-        if (leader) kbd_mbarrier_arrive_expect_tx(&full[s], 2u * (KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b0)));
-        kbd_tma_load_pair2d(s ? a1 : a0, &p.ma, &full[s],
-                            (int)((pair * (unsigned)p.tiles + (unsigned)t) * 256u + 128u * half), k * PK);
-        kbd_tma_load_pair2d(s ? b1 : b0, &p.mb, &full[s], (int)(64u * half), k * PK);
-      }
-    }
+    pair_produce(&p, a0, a1, b0, b1, full, empty, 2u * (KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b0)));
   } else if (kbd_warp_id() == 1 && leader) {
-    const uint64_t ad = kbd_mma_desc_of(a0);
-    const uint64_t bd =
-        p.brk == PD_LAYOUT ? kbd_mma_desc_of(KBD_STILE_AT(pd_b64, (unsigned char *)b0.p)) : kbd_mma_desc_of(b0);
-    const int astride = (int)((unsigned char *)a1.p - (unsigned char *)a0.p);
-    const int bstride = (int)((unsigned char *)b1.p - (unsigned char *)b0.p);
-    const int as = p.brk == PD_STRIDE ? bstride : astride;
-    const uint32_t full0 = kbd_mbarrier_addr(full), empty0 = kbd_mbarrier_addr(empty);
+    pair_ring r = pair_ring_of(a0, a1, b0, b1, full, empty);
+    if (p.brk == PD_LAYOUT) r.bd = kbd_mma_desc_of(KBD_STILE_AT(pd_b64, (unsigned char *)b0.p));
+    const int as = p.brk == PD_STRIDE ? r.bstride : r.astride;
     for (int i = 0; i < steps; ++i) {
       const int s = i % 2, t = i / p.kt, k = i % p.kt;
       const uint32_t cs = p.brk == PD_OTHER_BAR ? (uint32_t)(s ^ 1) : (uint32_t)s;
       if (k == 0 && t > 0) kbd_mbarrier_wait(accempty, (unsigned)(t - 1) & 1u);
-      kbd_mbarrier_wait_at(full0 + 8u * (uint32_t)s, (unsigned)(i / 2) & 1u);
+      kbd_mbarrier_wait_at(r.full0 + 8u * (uint32_t)s, (unsigned)(i / 2) & 1u);
       /* clang-format off */
-      MT_MARK(pd_line_issue); kbd_mma_pair_issue_commit_by_desc(acc, pd_a, pd_b, kbd_mma_desc_advance(ad, s * as), kbd_mma_desc_advance(bd, s * bstride), k > 0, empty0 + 8u * cs);
+      MT_MARK(pd_line_issue); kbd_mma_pair_issue_commit_by_desc(acc, pair_a, pair_b, kbd_mma_desc_advance(r.ad, s * as), kbd_mma_desc_advance(r.bd, s * r.bstride), k > 0, r.empty0 + 8u * cs);
       /* clang-format on */
       if (k == p.kt - 1) kbd_mma_pair_commit(acc, accfull);
     }
   } else if (kbd_warpgroup_id() == 1) {
-    for (int t = 0; t < p.tiles; ++t) {
-      kbd_acc_wait(acc, accfull, (unsigned)t & 1u);
-      KBD_ACC_TILE(f32, 128, PN) r;
-      kbd_acc_load(r, acc, 0);
-      kbd_acc_release_pair(acc, accempty);
-      const size_t row0 = ((size_t)(pair * (unsigned)p.tiles + (unsigned)t) * 256u + 128u * half);
-      kbd_store2d(p.d + row0 * PN, r, 128, PN, PN, 0, 0);
-    }
+    pair_epilogue(&p, &acc, accfull, accempty, 0);
   }
   kbd_cluster_sync(); /* no Tensor Memory access of either CTA after this */
   if (kbd_warp_id() == 0) kbd_tmem_free_pair(tm, 128);
 }
 
-/* `pairs` pairs in one cluster of 2 * pairs CTAs, each computing `tiles` 256 x PN tiles over kt * PK of K.
- * Returns the status and, when it ran, checks every element (exact). */
-static kbd_status pd_run(int pairs, int tiles, int kt, int brk) {
-  pc_gemm g;
-  pd_params p;
-  memset(&p, 0, sizeof p);
-  pc_setup(&g, pairs * tiles * 256, PN, kt * PK, &p.ma, 128, &p.mb, PN / 2, PK);
-  p.d = g.dd;
-  p.tiles = tiles;
-  p.kt = kt;
-  p.brk = brk;
-  const kbd_status st = pd_kernel(kbd_cfg_cluster(kbd_cfg_1d((unsigned)(2 * pairs)), (unsigned)(2 * pairs), 1, 1), p);
-  if (st.code == KBD_OK) pc_check(&g);
-  pc_free(&g);
-  return st;
-}
+static kbd_status pd_run(int pairs, int tiles, int kt, int brk) { return pair_run(pd_kernel, pairs, tiles, kt, brk); }
 
 static void test_pair_by_desc(void **state) {
   (void)state;

@@ -33,6 +33,7 @@
 #include <cmocka.h>
 
 #include "machine_test.h"
+#include "rs_operands.h"
 
 #if KBD_CPU_ARCH != 90
 #error "test_mma_rs.c emulates sm_90a: build it with -DKBD_CPU_ARCH=90"
@@ -339,7 +340,6 @@ static void test_cases(void **state) {
 
 /* ---- the A-register rule ---------------------------------------------------------------------------------- */
 
-typedef KBD_STILE(bf16, 64, 64, KBD_SWIZZLE_128B) rm_b;
 typedef struct rm_params {
   const void *a, *b;
   float *d;
@@ -348,16 +348,11 @@ typedef struct rm_params {
 enum { RM_TWO_READERS, RM_REWRITE, RM_LOOP_WAIT, RM_LOOP_NO_WAIT, RM_ITERS = 3 };
 /* the lines of the kbd_mma_rs calls, recorded by the kernel (the CPU machine runs it as host code) */
 static int rm_line_first, rm_line_second, rm_line_loop;
+#define RM_FILE "test_mma_rs.c"
 
 KBD_KERNEL(rm_kernel, 128, rm_params) {
-  KBD_SHARED_STILE(rm_b, b);
-  {
-    KBD_TILE(bf16, 64, 64, KBD_WARPGROUP) rb;
-    kbd_load2d(rb, (const kbd_bf16 *)p.b, 64, 64, 64, 0, 0);
-    kbd_stile_store(b, rb);
-  }
-  kbd_fence_proxy_async();
-  kbd_sync();
+  KBD_SHARED_STILE(ro_b, b);
+  ro_stage_b(b, p.b);
   KBD_ACC(f32, 64, 64) o1;
   KBD_ACC(f32, 64, 64) o2;
   kbd_acc_bind(o1, (kbd_tmem *)0, 0, (uint64_t *)0);
@@ -389,30 +384,18 @@ KBD_KERNEL(rm_kernel, 128, rm_params) {
 
 /* Runs rm_kernel in `mode` under the default schedule; on success checks o1 (and o2 for two readers). */
 static kbd_status rm_run(int mode) {
-  kbd_bf16 ha[64 * 64], hb[64 * 64];
   static float hd[2 * 64 * 64];
-  uint32_t s = 777u;
-  for (int i = 0; i < 64 * 64; ++i) kbd_dt_store_f32(&ha[i], KBD_DT_bf16, rc_rand(&s));
-  for (int i = 0; i < 64 * 64; ++i) kbd_dt_store_f32(&hb[i], KBD_DT_bf16, rc_rand(&s));
-  void *da, *db, *dd;
-  assert_int_equal(kbd_malloc(&da, sizeof ha).code, KBD_OK);
-  assert_int_equal(kbd_malloc(&db, sizeof hb).code, KBD_OK);
-  assert_int_equal(kbd_malloc(&dd, sizeof hd).code, KBD_OK);
-  assert_int_equal(kbd_copy_to_device(da, ha, sizeof ha).code, KBD_OK);
-  assert_int_equal(kbd_copy_to_device(db, hb, sizeof hb).code, KBD_OK);
+  ro_ops o;
+  ro_setup(&o, rc_rand, 777u, sizeof hd);
   mt_env(1, -1);
-  rm_params p = {da, db, (float *)dd, mode};
+  rm_params p = {o.da, o.db, (float *)o.dd, mode};
   const kbd_status st = rm_kernel(kbd_cfg_1d(1), p);
   if (st.code == KBD_OK) {
-    assert_int_equal(kbd_copy_to_host(hd, dd, sizeof hd).code, KBD_OK);
+    assert_int_equal(kbd_copy_to_host(hd, o.dd, sizeof hd).code, KBD_OK);
     for (int i = 0; i < 64; ++i)
       for (int j = 0; j < 64; ++j) {
-        double ref = 0, mag = 0, bsum = 0, bmag = 0;
-        for (int q = 0; q < 64; ++q) {
-          const double bv = (double)kbd_dt_load_f32(&hb[j * 64 + q], KBD_DT_bf16);
-          const double pr = (double)kbd_dt_load_f32(&ha[i * 64 + q], KBD_DT_bf16) * bv;
-          ref += pr, mag += fabs(pr), bsum += bv, bmag += fabs(bv);
-        }
+        double mag, bsum, bmag;
+        double ref = ro_dot(&o, i, j, &mag, &bsum, &bmag);
         if (mode == RM_LOOP_WAIT) { /* P = 0.25 (it + 1) everywhere: O = (0.25 + 0.5 + 0.75) * rowsum(B) */
           ref = 1.5 * bsum;
           mag = 1.5 * bmag;
@@ -425,15 +408,8 @@ static kbd_status rm_run(int mode) {
                    (double)hd[i * 64 + j]);
       }
   }
-  kbd_free(da), kbd_free(db), kbd_free(dd);
+  ro_free(&o);
   return st;
-}
-
-/* "file:line" of this file at line `line` appears in msg */
-static void rm_expect_site(const char *msg, int line) {
-  char site[64];
-  snprintf(site, sizeof site, "test_mma_rs.c:%d", line);
-  if (!strstr(msg, site)) fail_msg("the report does not name %s: %s", site, msg);
 }
 
 static void test_a_two_readers(void **state) {
@@ -450,10 +426,8 @@ static void test_a_rewritten(void **state) {
   assert_non_null(strstr(st.msg, "committed and not waited for"));
   assert_true(rm_line_first > 0 && rm_line_second > rm_line_first);
   /* reported where the tile is next handed over, naming the wgmma that read the old values */
-  char site[64];
-  snprintf(site, sizeof site, "test_mma_rs.c:%d:", rm_line_second);
-  if (!strstr(st.msg, site)) fail_msg("the report is not at %s: %s", site, st.msg);
-  rm_expect_site(st.msg, rm_line_first);
+  ro_expect_site(st.msg, RM_FILE, rm_line_second, 1);
+  ro_expect_site(st.msg, RM_FILE, rm_line_first, 0);
 }
 
 static void test_a_loop_wait(void **state) {
@@ -468,7 +442,7 @@ static void test_a_loop_no_wait(void **state) {
   assert_int_equal(st.code, KBD_ERR_RACE);
   assert_non_null(strstr(st.msg, "register A changed under a pending wgmma"));
   assert_true(rm_line_loop > 0);
-  rm_expect_site(st.msg, rm_line_loop);
+  ro_expect_site(st.msg, RM_FILE, rm_line_loop, 0);
 }
 
 int main(void) {

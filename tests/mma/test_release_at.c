@@ -141,7 +141,6 @@ static kbd_status ra_run(int clusters, int kt, int brk) {
   assert_true(ctas <= 4);
   const kbd_status st = ra_kernel(kbd_cfg_cluster(kbd_cfg_1d((unsigned)ctas), 2, 1, 1), p);
   if (st.code == KBD_OK) {
-    pc_check(&g);
     /* empty[1] is 8 bytes after empty[0], both 8-byte aligned, past the four 8 KiB tiles declared before them, and
      * at the same offset in every CTA (one kernel, one shared layout) */
     assert_int_equal(kbd_copy_to_host(haddr, daddr, sizeof(unsigned) * (size_t)(2 * ctas)).code, KBD_OK);
@@ -153,8 +152,7 @@ static kbd_status ra_run(int clusters, int kt, int brk) {
     }
   }
   kbd_free(daddr);
-  pc_free(&g);
-  return st;
+  return pc_finish(&g, st);
 }
 
 static void test_clean(void **state) {

@@ -133,10 +133,7 @@ static kbd_status sr_run(int clusters, int kt, int brk) {
   p.d = g.dd;
   p.kt = kt;
   p.brk = brk;
-  const kbd_status st = sr_kernel(kbd_cfg_cluster(kbd_cfg_1d((unsigned)(2 * clusters)), 2, 1, 1), p);
-  if (st.code == KBD_OK) pc_check(&g);
-  pc_free(&g);
-  return st;
+  return pc_finish(&g, sr_kernel(kbd_cfg_cluster(kbd_cfg_1d((unsigned)(2 * clusters)), 2, 1, 1), p));
 }
 
 /* The GEMM's pattern, and the hand-written release after a full wait (the control of the broken variants below):

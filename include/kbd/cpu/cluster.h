@@ -122,6 +122,20 @@ static inline void kbd_hw_cluster_wait(KBD_SITE_PARAMS) {
   w->cl_done_phase = G->cl_phase;
 }
 
+/* The GPU twin tells the compiler the mask is not 0 (__builtin_unreachable): a 0 there is undefined behaviour, which
+ * here would surface much later as a multicast commit or arrive reaching no CTA and a producer waiting forever (a
+ * deadlock report far from the cause). So the promise is checked where it is made. */
+static inline void kbd_cpu_cluster_mask_assume(uint32_t mask, const char *what, KBD_SITE_PARAMS) {
+  if (mask == 0u)
+    kbd_cpu_fault(KBD_ERR_INVALID, KBD_SITE_ARGS,
+                  "kbd_cluster_mask_assume(%s): the multicast mask is 0, but the code after it was compiled for a "
+                  "non-zero mask (on the GPU this is undefined behaviour: a commit or arrive that reaches no CTA); a "
+                  "mask of the cluster's CTAs holds at least the issuing CTA's own bit (1u << kbd_cluster_ctarank())",
+                  what);
+}
+
+#define KBD_HW_CLUSTER_MASK_ASSUME(mask, what, file, line) kbd_cpu_cluster_mask_assume((mask), (what), (file), (line))
+
 /* ---- distributed shared memory -------------------------------------------------------------------------------- */
 
 static inline kbd_cpu_cta *kbd_cpu_cluster_cta(kbd_cpu_warp *w, unsigned rank, const char *what, KBD_SITE_PARAMS) {

@@ -68,6 +68,17 @@ KBD_DEV void kbd_hw_cluster_wait(KBD_SITE_PARAMS) {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+/* No instruction: a promise to the compiler that a multicast mask (bit r = cluster rank r) is not 0, so a branch on
+ * mask 0 in the code after it (kbd_mma_issue_commit_by_desc's one commit or the multicast one) folds away. A macro,
+ * not a function: nvcc drops a __builtin_unreachable() inside an inlined function before the caller's compare of the
+ * mask meets it (the caller keeps its test, checked on sm_100a PTX), where written in the caller's body it folds. A
+ * mask of 0 reaching it would be undefined behaviour on the GPU; the CPU twin reports it at the caller's line. */
+#define KBD_HW_CLUSTER_MASK_ASSUME(mask, what, file, line)                                                             \
+  do {                                                                                                                 \
+    (void)(what), (void)(file), (void)(line);                                                                          \
+    if ((mask) == 0u) __builtin_unreachable();                                                                         \
+  } while (0)
+
 /* mapa.u64 d, a, rank (PTX ISA 7.8, sm_90): the generic address of the same shared-memory location in the CTA
  * of cluster rank `rank`; generic ld/st through it reach that CTA's shared memory (distributed shared memory).
  * Not volatile: a pure address computation. */
