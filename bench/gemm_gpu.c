@@ -2,14 +2,16 @@
  * against cublasGemmEx (CUBLAS_COMPUTE_32F), and e4m3 A/B (f32 accumulation, bf16 D) against cublasLtMatmul.
  * Built by bench/CMakeLists.txt as gemm_gpu_sm90a / _sm100a (bench/gemm_cpu.c is the CPU machine's benchmark).
  *
- *   gemm_gpu_sm<arch> [--shapes MxNxK,...] [--types bf16,fp8,pair] [--reps R] [--smoke]
+ *   gemm_gpu_sm<arch> [--shapes MxNxK,...] [--types bf16,fp8,pair,pp] [--reps R] [--smoke]
  *
  *   --shapes  default: 1024^3, 2048^3, 4096^3, 8192^3, 4096x4096x16384, the LLM-style skinny products
  *             16x4096x4096, 32x4096x4096, 64x8192x8192 and 128x16384x16384 (decoding: M = tokens in flight) and
  *             8192x4096x14336 (an MLP up-projection)
  *   --types   bf16 (every shape) and fp8 (e4m3: by default 4096^3 and 8192^3, the issue's shapes; with --shapes,
  *             every given shape); on sm_100a also pair (bf16 on CTA pairs, gemm_pair_bf16_rc: tcgen05 .cta_group::2,
- *             256 x 256 per pair; every bf16 shape, rows "bf16p")
+ *             256 x 256 per pair; every bf16 shape, rows "bf16p"); on sm_90a also pp (bf16 with the pingpong
+ *             consumers, gemm_params.pingpong: every bf16 shape, rows "bf16pp"; the bf16 rows are the cooperative
+ *             consumers), so one run compares the two schedules (docs/gemm.md, "Pingpong consumers")
  *   --reps    timed samples per shape (default 7), each ~20 ms of back-to-back calls after 3 warm-ups
  *   --smoke   one 512^3 product per type, one call, checked against cuBLAS (the CTest entry)
  *
@@ -233,7 +235,8 @@ static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, in
   c->p.cluster = cm, c->p.cluster_n = cn;
   c->p.variant = fp8 ? GEMM_E4M3_RC : GEMM_BF16_RC;
   c->pair = pair;
-  if (pair) { /* the pair is the cluster: two CTAs per 256 x 256 tile */
+  const int pp = c->p.pingpong; /* set by main for the "pp" type */
+  if (pair) {                   /* the pair is the cluster: two CTAs per 256 x 256 tile */
     c->grid = (unsigned)gemm_pair_blocks(m, n, sms);
     c->p.cluster = 1, c->p.cluster_n = 1;
   }
@@ -262,9 +265,10 @@ static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, in
   const int ok = worst <= 1.0 / 64; /* a few bf16 ulps */
   const double fl = 2.0 * (double)m * (double)n * (double)k, tk = smoke ? 0.0 : fl / t[0] * 1e-12;
   const double peak = fp8 ? PEAK_FP8 : PEAK_BF16;
-  printf("  %-5s %6lld x %6lld x %6lld %10.1f %12.1f %8.2f %8.1f%% %10.2e%s\n",
+  printf("  %-6s %6lld x %6lld x %6lld %10.1f %12.1f %8.2f %8.1f%% %10.2e%s\n",
          fp8    ? "fp8"
          : pair ? "bf16p"
+         : pp   ? "bf16pp"
                 : "bf16",
          m, n, k, tk, smoke ? 0.0 : fl / t[1] * 1e-12, smoke ? 0.0 : t[1] / t[0], 100.0 * tk / peak, worst,
          ok ? "" : "  MISMATCH");
@@ -273,6 +277,7 @@ static int run_shape(gctx *c, long long m, long long n, long long k, int fp8, in
          BENCH_GPU_ARCH,
          fp8    ? "e4m3"
          : pair ? "bf16_pair"
+         : pp   ? "bf16_pingpong"
                 : "bf16",
          m, n, k, tk, smoke ? 0.0 : fl / t[1] * 1e-12, smoke ? 0.0 : t[1] / t[0], peak);
   kbd_free(da), kbd_free(db), kbd_free(d1), kbd_free(d2);
@@ -285,7 +290,8 @@ int main(int argc, char **argv) {
                                      {4096, 4096, 16384}, {16, 4096, 4096},   {32, 4096, 4096},   {64, 8192, 8192},
                                      {128, 16384, 16384}, {8192, 4096, 14336}};
   long long fp8_shapes[MAX_SHAPES][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}};
-  int nshapes = 10, nfp8 = 2, reps = 7, smoke = 0, do_bf16 = 1, do_fp8 = 1, do_pair = BENCH_GPU_ARCH == 100;
+  int nshapes = 10, nfp8 = 2, reps = 7, smoke = 0, do_bf16 = 1, do_fp8 = 1, do_pair = BENCH_GPU_ARCH == 100,
+      do_pp = BENCH_GPU_ARCH == 90;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--shapes") && i + 1 < argc) {
       nshapes = 0;
@@ -299,8 +305,13 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--types") && i + 1 < argc) {
       const char *t = argv[++i];
       do_bf16 = strstr(t, "bf16") != NULL, do_fp8 = strstr(t, "fp8") != NULL, do_pair = strstr(t, "pair") != NULL;
-      if (!do_bf16 && !do_fp8 && !do_pair) {
-        fprintf(stderr, "gemm_gpu: --types takes bf16, fp8 and pair (sm_100a), comma-separated\n");
+      do_pp = strstr(t, "pp") != NULL;
+      if (!do_bf16 && !do_fp8 && !do_pair && !do_pp) {
+        fprintf(stderr, "gemm_gpu: --types takes bf16, fp8, pair (sm_100a) and pp (sm_90a), comma-separated\n");
+        return 2;
+      }
+      if (do_pp && BENCH_GPU_ARCH != 90) {
+        fprintf(stderr, "gemm_gpu: --types pp: the pingpong consumers exist on sm_90a only\n");
         return 2;
       }
       if (do_pair && BENCH_GPU_ARCH != 100) {
@@ -312,7 +323,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--smoke")) {
       smoke = 1;
     } else {
-      fprintf(stderr, "usage: %s [--shapes MxNxK,...] [--types bf16,fp8,pair] [--reps R] [--smoke]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--shapes MxNxK,...] [--types bf16,fp8,pair,pp] [--reps R] [--smoke]\n", argv[0]);
       return 2;
     }
   }
@@ -364,7 +375,7 @@ int main(int argc, char **argv) {
   printf("# dense peak (%s datasheet): bf16 %.1f, fp8 %.1f TFLOP/s; %d x %d block tiles, %d-stage ring, %zu bytes "
          "of shared memory\n",
          PEAK_CLASS, PEAK_BF16, PEAK_FP8, GEMM_BM, GEMM_BN, GEMM_STAGES, plan.bytes);
-  printf("# %-5s %-24s %10s %12s %8s %9s %10s\n", "type", "M x N x K", "kbd TF/s", "cuBLAS TF/s", "ratio", "of peak",
+  printf("# %-6s %-24s %10s %12s %8s %9s %10s\n", "type", "M x N x K", "kbd TF/s", "cuBLAS TF/s", "ratio", "of peak",
          "max|diff|");
   int fails = 0;
   if (do_bf16)
@@ -378,6 +389,17 @@ int main(int argc, char **argv) {
            GEMM_PAIR_BM, GEMM_PAIR_BN, GEMM_PAIR_STAGES, planp.bytes);
     for (int s = 0; s < nshapes; ++s)
       fails += run_shape(&c, shapes[s][0], shapes[s][1], shapes[s][2], 0, 1, reps, smoke, sms);
+  }
+  if (do_pp) {
+    const kbd_smem_plan planq = gemm_layout_pingpong(&l, 0);
+    KBD_CHECK(kbd_smem_plan_status(&planq));
+    c.smem = planq.bytes;
+    printf("# bf16pp: pingpong consumers, each 128 x %d of a tile in turn, %d-stage ring, %zu bytes of shared memory\n",
+           GEMM_BN, GEMM_PP_STAGES, planq.bytes);
+    c.p.pingpong = 1;
+    for (int s = 0; s < nshapes; ++s)
+      fails += run_shape(&c, shapes[s][0], shapes[s][1], shapes[s][2], 0, 0, reps, smoke, sms);
+    c.p.pingpong = 0;
   }
   if (do_fp8) {
     const kbd_smem_plan plan8 = gemm_layout(&l, 1);

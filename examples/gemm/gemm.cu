@@ -77,3 +77,7 @@ KBD_EXTERN_C gemm_kernel_fn gemm_pair_kernel(void) { return gemm_pair_bf16_rc; }
 #else
 KBD_EXTERN_C gemm_kernel_fn gemm_pair_kernel(void) { return (gemm_kernel_fn)0; }
 #endif
+/* Pingpong consumers need accumulators in the consumers' registers (wgmma): the sm_90a text only. The sm_100a text
+ * already overlaps an epilogue with the next tile's MMAs (two Tensor Memory buffers); gemm_run refuses pingpong
+ * there. */
+KBD_EXTERN_C int gemm_has_pingpong(void) { return GEMM__TEXT_ARCH == 90; }

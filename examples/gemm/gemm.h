@@ -9,7 +9,9 @@
  *                (full/empty mbarriers); the warpgroup gives most of its registers to the consumers
  *   warpgroups 1, 2  consumers: warpgroup g multiplies rows 128g..128g+127 of the tile into its own 128 x 128
  *                f32 accumulator (registers on sm_90a, Tensor Memory on sm_100a), then runs the epilogue and
- *                stores D with the TMA, 16 columns at a time, while the producer already loads the next tile
+ *                stores D with the TMA, 16 columns at a time, while the producer already loads the next tile;
+ *                or (gemm_params.pingpong) each consumer its 128 rows of a tile alone, the two main loops in turn
+ *                through a 6-stage ring, so one consumer's epilogue runs under the other's main loop
  * sm_100a (gemm_kernel_sm100.h): warp 0 loads, warp 1 (the MMA warp) issues every tcgen05.mma into one of two
  *                Tensor Memory buffers, warpgroups 1 and 2 run the epilogue of the other buffer's tile
  * Blocks are persistent: launch about one per SM; each walks output tiles in a grouped order (GEMM_GROUP_M
@@ -48,6 +50,15 @@
 #define GEMM_PAIR_BM 256
 #define GEMM_PAIR_BN 256
 #define GEMM_PAIR_STAGES 6
+/* Pingpong consumers (sm_90a, gemm_params.pingpong; docs/gemm.md "Pingpong consumers"): the block still walks 256 x
+ * 128 tiles, but consumer g computes its 128 rows of a tile alone, after the other consumer's: the producer loads
+ * the stages of the top half and then those of the bottom half, and a stage holds one consumer's A tile and the B
+ * tile (32 KiB), so the same 192 KiB of ring hold 6 stages. */
+#define GEMM_PP_STAGES 6
+#define GEMM_RING_BARS 6 /* full and empty barriers: the larger ring's stages */
+#if GEMM_RING_BARS < GEMM_STAGES || GEMM_RING_BARS < GEMM_PP_STAGES
+#error "examples/gemm: GEMM_RING_BARS must cover both rings' stages (gemm_layout_of)"
+#endif
 
 /* The kernel text of the arch being compiled (gemm.cu includes it once, after the per-variant text
  * gemm_variant.h once per operand variant): the consumer-warpgroup kernel on sm_90a, the MMA-warp kernel on sm_100a.
@@ -70,6 +81,16 @@
 #define GEMM_KERNEL_TEXT "gemm_kernel.h"
 #else
 #define GEMM_KERNEL_TEXT "gemm_kernel_sm100.h"
+#endif
+/* The A slot (a tile of the plan's A ring) of consumer g's A tile in stage s when a stage holds both: on sm_90a each
+ * consumer has a ring of its own (slots g GEMM_STAGES ..), so its stages lie one A tile apart, as in the pingpong
+ * ring, and one main loop with a constant stride serves both schedules (a stride chosen at run time was 6 more
+ * instructions per k-block: rebuilt in the loop, and the descriptor's division by 16 then a signed one); on sm_100a
+ * the two tiles of a stage are adjacent, one 256-row operand of the MMA warp (gemm_a2_k). */
+#if GEMM__TEXT_ARCH == 90
+#define GEMM_A_SLOT(s, g) ((g)*GEMM_STAGES + (s))
+#else
+#define GEMM_A_SLOT(s, g) ((s)*GEMM_CONSUMERS + (g))
 #endif
 
 /* The activation of the default epilogue (gemm_epilogue.h): GELU is the exact erf form, GELU_TANH the tanh
@@ -136,8 +157,11 @@ typedef struct gemm_params {
   int act;           /* gemm_act */
   int d_f32;         /* 1: D and C are f32, 0: bf16 */
   int cluster;       /* CTAs per cluster along M: 1, or 2 (a column pair shares B: each loads half, multicast) */
-  int cluster_n;     /* CTAs per cluster along N: 1, or 2 (a row pair shares A: each loads one 128-row tile) */
+  int cluster_n;     /* CTAs per cluster along N: 1, or 2 (a row pair shares A: each loads one 128-row tile; in
+                        pingpong, the A tile of every other stage) */
   int variant;       /* gemm_variant: the operand types and majors */
+  int pingpong;      /* sm_90a: 1 = each consumer computes its 128 rows of a tile alone, in turn with the other, so
+                        one's epilogue runs under the other's main loop (gemm_layout_pingpong); 0 = both together */
 } gemm_params;
 
 /* One consumer warpgroup's 128 x 128 f32 accumulator (registers on sm_90a, Tensor Memory on sm_100a): a named type,
@@ -156,31 +180,42 @@ typedef KBD_ACC_TILE(f32, GEMM_WM, GEMM_EPI_COLS) gemm_chunk;
 
 /* Dynamic shared memory of one block: the ring (A tiles of both warpgroups and the B tile per stage), two
  * staging tiles per consumer warpgroup (warpgroup g's buffer b is staging tile g * GEMM_EPI_BUFS + b), the barriers
- * and the Tensor Memory slot (224 KiB and 116 bytes of the 227 KiB for bf16 and for e4m3: the second f32 staging
+ * and the Tensor Memory slot (224 KiB and 164 bytes of the 227 KiB for bf16 and for e4m3: the second f32 staging
  * buffer of each warpgroup takes 16 KiB of the 19 KiB the single-buffered plan left free). */
 typedef struct gemm_smem {
   size_t a, b, out, full, empty, accbar, accfull, accempty, tmem;
+  size_t turn; /* pingpong: the two consumers' turn barriers (gemm_layout_pingpong; 0 in the CTA-pair plan) */
 } gemm_smem;
 
-KBD_HD kbd_smem_plan gemm_layout(gemm_smem *l, int fp8) {
+/* The sm_90a and sm_100a kernels' plan, for `pp` 0, and the pingpong consumers' plan (sm_90a, gemm_params.pingpong)
+ * for 1: a stage holds both consumers' A tiles and the B tile (48 KiB, GEMM_STAGES of them), or in pingpong one
+ * consumer's A tile and the B tile (32 KiB, GEMM_PP_STAGES). Both rings are 192 KiB, and everything after them has
+ * the same offset in both plans (the barrier arrays sized for the larger ring, 32 bytes unused in the first plan,
+ * the turn barriers in both): the sm_90a kernel picks its plan from a run-time parameter, and a second set of
+ * offsets live in registers made ptxas spill in the producer, which runs on 40. Only the B ring's offset differs. */
+KBD_HD kbd_smem_plan gemm_layout_of(gemm_smem *l, int fp8, int pp) {
   kbd_smem_plan p;
   kbd_smem_plan_init(&p);
+  const int na = pp ? GEMM_PP_STAGES : GEMM_STAGES * GEMM_CONSUMERS, nb = pp ? GEMM_PP_STAGES : GEMM_STAGES;
   if (fp8) {
-    l->a = kbd_smem_plan_stile(&p, "A ring", gemm_a8, GEMM_STAGES * GEMM_CONSUMERS);
-    l->b = kbd_smem_plan_stile(&p, "B ring", gemm_b8, GEMM_STAGES);
+    l->a = kbd_smem_plan_stile(&p, "A ring", gemm_a8, na);
+    l->b = kbd_smem_plan_stile(&p, "B ring", gemm_b8, nb);
   } else {
-    l->a = kbd_smem_plan_stile(&p, "A ring", gemm_a_k, GEMM_STAGES * GEMM_CONSUMERS);
-    l->b = kbd_smem_plan_stile(&p, "B ring", gemm_b_k, GEMM_STAGES);
+    l->a = kbd_smem_plan_stile(&p, "A ring", gemm_a_k, na);
+    l->b = kbd_smem_plan_stile(&p, "B ring", gemm_b_k, nb);
   }
   l->out = kbd_smem_plan_stile(&p, "D staging", gemm_out_f32, GEMM_CONSUMERS * GEMM_EPI_BUFS);
-  l->full = kbd_smem_plan_mbarriers(&p, "full", GEMM_STAGES);
-  l->empty = kbd_smem_plan_mbarriers(&p, "empty", GEMM_STAGES);
+  l->full = kbd_smem_plan_mbarriers(&p, "full", GEMM_RING_BARS);
+  l->empty = kbd_smem_plan_mbarriers(&p, "empty", GEMM_RING_BARS);
   l->accbar = kbd_smem_plan_mbarriers(&p, "accumulator done", GEMM_CONSUMERS);
+  l->turn = kbd_smem_plan_mbarriers(&p, "consumer turn", GEMM_CONSUMERS);              /* pingpong */
   l->accfull = kbd_smem_plan_mbarriers(&p, "accumulator buffer full", GEMM_ACC_BUFS);  /* sm_100a kernel */
   l->accempty = kbd_smem_plan_mbarriers(&p, "accumulator buffer free", GEMM_ACC_BUFS); /* sm_100a kernel */
   l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);
   return p;
 }
+KBD_HD kbd_smem_plan gemm_layout(gemm_smem *l, int fp8) { return gemm_layout_of(l, fp8, 0); }
+KBD_HD kbd_smem_plan gemm_layout_pingpong(gemm_smem *l, int fp8) { return gemm_layout_of(l, fp8, 1); }
 /* The CTA-pair kernel's (bf16, both operands K-major): per stage one 128-row A tile and one 128-row B tile; the
  * staging as in gemm_layout (6 x 32 KiB + 32 KiB: also 224 KiB). */
 KBD_HD kbd_smem_plan gemm_layout_pair(gemm_smem *l) {
@@ -195,6 +230,7 @@ KBD_HD kbd_smem_plan gemm_layout_pair(gemm_smem *l) {
   l->accfull = kbd_smem_plan_mbarriers(&p, "accumulator buffer full", GEMM_ACC_BUFS);
   l->accempty = kbd_smem_plan_mbarriers(&p, "accumulator buffer free", GEMM_ACC_BUFS);
   l->tmem = kbd_smem_plan_array(&p, "tmem slot", kbd_tmem, 1);
+  l->turn = 0;
   return p;
 }
 
@@ -274,12 +310,13 @@ typedef enum gemm_grid_kind {
 typedef struct gemm_config {
   int cluster, cluster_n; /* CTAs per cluster along M and N (1 or 2); 1, 1 with pair */
   int pair;               /* 1: the CTA-pair kernel (sm_100a) */
+  int pingpong;           /* 1: pingpong consumers (sm_90a; gemm_params.pingpong) */
   int grid_kind;          /* gemm_grid_kind, or -1: grid is the caller's */
   int grid;               /* the blocks asked of gemm_launch_blocks / gemm_pair_blocks */
   char name[32];          /* stable across shapes (the tuning cache stores it): "c2x1.persist", "pair.tile" */
   const char *reason;     /* gemm_args.chosen only: "forced", "cached", "measured" or "model" */
 } gemm_config;
-#define GEMM_CONFIGS_MAX 16
+#define GEMM_CONFIGS_MAX 32
 struct kbd_tune_opts; /* kbd/tune.h */
 
 /* D = act(alpha * A * B + beta * C + bias), D and C M x N row-major. gemm_run checks every field and returns
@@ -308,8 +345,11 @@ typedef struct gemm_args {
   int pair;      /* 1: CTA pairs (tcgen05 .cta_group::2, sm_100a only; bf16, a_col 0, b_col 1; no cluster options):
                     a pair of CTAs computes each 256 x 256 tile; grid then counts CTAs, rounded to pairs. -1: never
                     pairs. 0: the picker may choose them where they are valid */
-  /* grid, cluster, cluster_n and pair left 0 are chosen by kbd_tune_pick among the valid gemm_configs (the cache,
-   * measurement with KBD_TUNE=1 on a GPU, else the cost model); a nonzero one is honoured and narrows the choice */
+  int pingpong;  /* sm_90a: 1 forces pingpong consumers (each consumer warpgroup its own 128 x 128 tile, the two main
+                    loops in turn: one's epilogue under the other's main loop), -1 the cooperative consumers (both on
+                    each 256 x 128 tile), 0 lets the picker choose; 1 is an error on sm_100a and with pair = 1 */
+  /* grid, cluster, cluster_n, pair and pingpong left 0 are chosen by kbd_tune_pick among the valid gemm_configs (the
+   * cache, measurement with KBD_TUNE=1 on a GPU, else the cost model); a nonzero one is honoured and narrows it */
   const struct kbd_tune_opts *tune; /* NULL: kbd_tune_opts_default() (KBD_TUNE, KBD_TUNE_CACHE, KBD_TUNE_LOG) */
   gemm_config *chosen;              /* not NULL: receives the configuration launched and the reason */
   int sms; /* multiprocessors the model and the grid candidates assume; 0: the device's (CPU mode: 132 on sm_90a,
@@ -332,6 +372,9 @@ KBD_KERNEL_DECL(gemm_kernel, gemm_params);
  * mixes .cta_group::1 and ::2 tcgen05 instructions. */
 typedef kbd_status (*gemm_kernel_fn)(kbd_launch_cfg, gemm_params);
 KBD_EXTERN_C gemm_kernel_fn gemm_pair_kernel(void);
+/* 1 when this build's gemm_kernel has the pingpong mode (the sm_90a text: wgmma into registers), else 0: gemm.cu
+ * defines it. */
+KBD_EXTERN_C int gemm_has_pingpong(void);
 /* The persistent grid of the pair kernel: 2 CTAs per pair, at most one pair per 256 x 256 tile. */
 KBD_HD long long gemm_pair_blocks(long long m, long long n, int grid) {
   const long long tiles = (m + GEMM_PAIR_BM - 1) / GEMM_PAIR_BM * ((n + GEMM_PAIR_BN - 1) / GEMM_PAIR_BN);

@@ -69,7 +69,7 @@ KBD_KERNEL(gemm_kernel, GEMM_THREADS, gemm_params) {
 
   if (kbd_warp_id() == 0) {
     /* the producer: the same ring walk as the sm_90a kernel (gemm_variant.h) */
-    gemm_produce(smem, &l, &p, &cl, full, empty, first, step, ctiles);
+    gemm_produce(smem, &l, &p, &cl, full, empty, first, step, ctiles, 0);
   } else if (kbd_warp_id() == 1) {
     /* the MMA warp: two accumulators per tile in buffer j % 2 (gemm_variant.h) */
     switch (p.variant) { GEMM_VARIANTS(GEMM__MMA_WARP_CASE) }

@@ -62,6 +62,20 @@ static kbd_status gemm_check(const gemm_args *a) {
                            "gemm_run: pair = %d: 0 or 1 (CTA pairs), or -1 (never; 0 lets the picker "
                            "choose)",
                            a->pair);
+  if (a->pingpong < -1 || a->pingpong > 1)
+    return kbd_status_make(KBD_ERR_INVALID,
+                           "gemm_run: pingpong = %d: 1 (pingpong consumers), -1 (cooperative consumers) or 0 (the "
+                           "picker chooses)",
+                           a->pingpong);
+  if (a->pingpong == 1 && !gemm_has_pingpong())
+    return kbd_status_make(KBD_ERR_INVALID,
+                           "gemm_run: pingpong = 1: pingpong consumers exist in the sm_90a kernel only (wgmma "
+                           "accumulators in registers), and this build is for another arch (its MMA warp already "
+                           "overlaps the epilogue with the next tile)");
+  if (a->pingpong == 1 && a->pair == 1)
+    return kbd_status_make(KBD_ERR_INVALID,
+                           "gemm_run: pingpong = 1 with pair = 1: CTA pairs are an sm_100a kernel without consumer "
+                           "warpgroups; choose one");
   if (a->sms < 0 || a->sms > 4096)
     return kbd_status_make(KBD_ERR_INVALID, "gemm_run: sms = %d: 0 (the device's) or 1..4096", a->sms);
   if (a->pair == 1 && !gemm_pair_kernel())
@@ -168,8 +182,9 @@ static kbd_status gemm_launch(const gemm_args *a, const gemm_params *p0, const g
         kbd_cfg(kbd_dim((unsigned)gemm_pair_blocks(a->m, a->n, c->grid), 1, 1), plan.bytes, stream);
     return gemm_pair_kernel()(kbd_cfg_cluster(cfg, 2, 1, 1), p);
   }
-  const kbd_smem_plan plan = gemm_layout(&l, a->fp8);
+  const kbd_smem_plan plan = c->pingpong ? gemm_layout_pingpong(&l, a->fp8) : gemm_layout(&l, a->fp8);
   if (!kbd_ok(s = kbd_smem_plan_status(&plan))) return s;
+  p.pingpong = c->pingpong;
   int cm, cn;
   const long long grid = gemm_launch_blocks(a->m, a->n, c->grid, c->cluster, c->cluster_n, &cm, &cn);
   p.cluster = cm, p.cluster_n = cn;
@@ -200,16 +215,19 @@ int gemm_configs(const gemm_args *a, int sms, gemm_config *out) {
   const long long tiles_m = (a->m + GEMM_BM - 1) / GEMM_BM, tiles_n = (a->n + GEMM_BN - 1) / GEMM_BN;
   const long long ptiles = (a->m + GEMM_PAIR_BM - 1) / GEMM_PAIR_BM * ((a->n + GEMM_PAIR_BN - 1) / GEMM_PAIR_BN);
   int n = 0;
-  /* cluster 2 x 1 first: on a tie of the model the B-sharing pair along M, gemm_run's choice before the picker */
+  /* cluster 2 x 1 first: on a tie of the model the B-sharing pair along M, gemm_run's choice before the picker; the
+   * cooperative consumers before the pingpong ones (`pp2x1.persist`: the same cluster shapes and grids) */
   static const int shapes[4][2] = {{2, 1}, {1, 1}, {2, 2}, {1, 2}};
   for (int g = 0; g < 3; ++g) {
-    for (int s = 0; s < 4; ++s) {
+    for (int s = 0; s < 8; ++s) {
       gemm_config *c = &out[n++];
       memset(c, 0, sizeof *c);
-      c->cluster = shapes[s][0], c->cluster_n = shapes[s][1], c->grid_kind = a->grid ? -1 : g;
+      c->cluster = shapes[s % 4][0], c->cluster_n = shapes[s % 4][1], c->grid_kind = a->grid ? -1 : g;
+      c->pingpong = s >= 4;
       const long long units = (tiles_m + c->cluster - 1) / c->cluster * ((tiles_n + c->cluster_n - 1) / c->cluster_n);
       c->grid = a->grid ? a->grid : gemm_grid_blocks(g, units, c->cluster * c->cluster_n, sms);
-      snprintf(c->name, sizeof c->name, "c%dx%d.%s", c->cluster, c->cluster_n, a->grid ? "grid" : gemm_grid_names[g]);
+      snprintf(c->name, sizeof c->name, "%s%dx%d.%s", c->pingpong ? "pp" : "c", c->cluster, c->cluster_n,
+               a->grid ? "grid" : gemm_grid_names[g]);
     }
     gemm_config *c = &out[n++];
     memset(c, 0, sizeof *c);
@@ -217,7 +235,7 @@ int gemm_configs(const gemm_args *a, int sms, gemm_config *out) {
     c->grid = a->grid ? a->grid : gemm_grid_blocks(g, ptiles, 2, sms);
     snprintf(c->name, sizeof c->name, "pair.%s", a->grid ? "grid" : gemm_grid_names[g]);
   }
-  return n; /* 15 <= GEMM_CONFIGS_MAX */
+  return n; /* 27 <= GEMM_CONFIGS_MAX */
 }
 
 /* The blocks configuration c launches for a. */
@@ -236,6 +254,10 @@ int gemm_config_valid(const gemm_args *a, const gemm_config *c, char *why, size_
   if (a->pair == 1 && !c->pair) return snprintf(why, why_len, "pair forced on"), 0;
   if (a->pair == -1 && c->pair) return snprintf(why, why_len, "pair forced off"), 0;
   if (a->grid && c->grid != a->grid) return snprintf(why, why_len, "grid forced to %d", a->grid), 0;
+  if (a->pingpong == 1 && !c->pingpong) return snprintf(why, why_len, "pingpong forced on"), 0;
+  if (a->pingpong == -1 && c->pingpong) return snprintf(why, why_len, "pingpong forced off"), 0;
+  if (c->pingpong && !gemm_has_pingpong())
+    return snprintf(why, why_len, "no pingpong consumers in this build (sm_90a only)"), 0;
   gemm_smem l;
   kbd_smem_plan plan;
   if (c->pair) {
@@ -253,7 +275,7 @@ int gemm_config_valid(const gemm_args *a, const gemm_config *c, char *why, size_
       return snprintf(why, why_len, "cluster 2 along M with one tile row"), 0;
     if (c->cluster_n == 2 && tiles_n < 2 && a->cluster_n != 2)
       return snprintf(why, why_len, "cluster 2 along N with one tile column"), 0;
-    plan = gemm_layout(&l, a->fp8);
+    plan = c->pingpong ? gemm_layout_pingpong(&l, a->fp8) : gemm_layout(&l, a->fp8);
   }
   if (!kbd_ok(kbd_smem_plan_status(&plan))) return snprintf(why, why_len, "shared memory plan over the limit"), 0;
   return 1;
@@ -274,6 +296,19 @@ static gemm_machine gemm_machine_of(int arch) {
   return m;
 }
 
+/* The default epilogue hook's instructions per 16-column chunk and warp on sm_90a (the chunk loop of gemm_kernel,
+ * kbd-inspect --loops, nvcc 13.0: docs/gemm.md "Overlap with the tensor cores"): 218 with alpha only (the loop's
+ * shortest path), 291 with the bias, 920 with the bias and the tanh GELU, 1313 on the longest path (beta C, bias, erf
+ * GELU). beta C is not measured alone: 120 of the longest path's rest is given to it (the masked load, its
+ * conversion, a multiply-add per element), the erf GELU the remainder. A hook of another gemm.cu is not seen here. */
+static double gemm_epi_chunk_instr(const gemm_args *a) {
+  double n = 218.0 + (a->bias ? 73.0 : 0.0) + (a->beta != 0.0f ? 120.0 : 0.0);
+  if (a->act == GEMM_ACT_GELU_TANH) n += 629.0;
+  if (a->act == GEMM_ACT_GELU) n += 1313.0 - 218.0 - 73.0 - 120.0;
+  if (a->act == GEMM_ACT_RELU) n += 8.0;
+  return n;
+}
+
 double gemm_config_estimate(const gemm_args *a, const gemm_config *c, int arch, int sms) {
   const gemm_machine mc = gemm_machine_of(arch);
   const int esz = a->fp8 ? 1 : 2, dsz = a->d_f32 ? 4 : 2;
@@ -291,8 +326,12 @@ double gemm_config_estimate(const gemm_args *a, const gemm_config *c, int arch, 
   /* sm_90a: each consumer warpgroup's loop is one table row, and the two share the SM's tensor core and schedulers */
   const double per_sm = arch == 90 && !c->pair ? GEMM_CONSUMERS : 1;
   /* rows of 128 bytes (BK elements) per k-block per SM: the pair's CTA loads 128 A and 128 B rows; a 1-SM CTA its 256
-   * A rows (half each with a cluster along N) and 128 B rows (half each with a cluster along M) */
-  const double rows = c->pair ? 256.0 : 256.0 / c->cluster_n + 128.0 / c->cluster;
+   * A rows (half each with a cluster along N) and 128 B rows (half each with a cluster along M); with pingpong
+   * consumers each half of the tile has its own stages, so B is loaded twice: 2 x (128 A + 128 B), the cluster
+   * shares as before */
+  const double rows = c->pair       ? 256.0
+                      : c->pingpong ? 2.0 * (128.0 / c->cluster_n + 128.0 / c->cluster)
+                                    : 256.0 / c->cluster_n + 128.0 / c->cluster;
   const double l2 = rows * 128.0 / mc.l2_clk;
   const double mma = tc * per_sm / (a->fp8 ? 2.0 : 1.0), iss = issue * per_sm;
   /* the slowest of the three sets the pace; the others overlap it only partly (a tenth stays exposed), and each
@@ -316,11 +355,30 @@ double gemm_config_estimate(const gemm_args *a, const gemm_config *c, int arch, 
    * pipeline fill of a block's first tile (a TMA round trip, about 1 us): a persistent block pays the fill once and,
    * on sm_100a, hides each epilogue but the last behind the next tile's MMAs (two accumulator buffers) */
   const double tile_elems = c->pair ? 128.0 * 256.0 : 256.0 * 128.0;
-  const double epi = tile_elems * dsz * (a->beta != 0.0f ? 2.0 : 1.0) / 64.0 + 2000.0, fill = 1800.0;
+  const double epi_bytes = tile_elems * dsz * (a->beta != 0.0f ? 2.0 : 1.0) / 64.0, fill = 1800.0;
   const int one_tile_per_block = blocks / csize >= units;
-  const double epi_waves = arch == 100 && !one_tile_per_block ? 1.0 : waves;
   const double fills = one_tile_per_block ? waves : 1.0;
-  const double t = (waves * kblocks * kb + epi_waves * epi + fills * fill) / mc.clk;
+  const double main_loop = kblocks * kb; /* a tile's, both consumers' k-blocks */
+  double t;
+  if (arch == 90) {
+    /* sm_90a: the epilogue is also the issue time of the chunk loop, 8 chunks of gemm_epi_chunk_instr() per warp, the
+     * warps of both consumers sharing the 4 schedulers (docs/gemm.md, "Pingpong consumers"). Cooperative: both
+     * consumers' epilogues after the tile's main loop, the tensor cores idle. Pingpong: one consumer's epilogue (half
+     * the bytes, half the scheduler slots) under the other's main loop, so a tile takes max(M, M / 2 + E1) and only
+     * the block's last epilogue is exposed (every tile's, with one tile per block) */
+    const double n = gemm_epi_chunk_instr(a);
+    if (c->pingpong) {
+      const double e1 = fmax(epi_bytes / 2.0, 8.0 * n) + 2000.0;
+      t = (waves * fmax(main_loop, main_loop / 2.0 + e1) + fills * e1 + fills * fill) / mc.clk;
+    } else {
+      const double e2 = fmax(epi_bytes, 16.0 * n) + 2000.0;
+      t = (waves * (main_loop + e2) + fills * fill) / mc.clk;
+    }
+  } else {
+    const double epi = epi_bytes + 2000.0;
+    const double epi_waves = !one_tile_per_block ? 1.0 : waves;
+    t = (waves * main_loop + epi_waves * epi + fills * fill) / mc.clk;
+  }
   return fmax(roof, t) + 3e-6; /* 3 us: a launch */
 }
 
@@ -413,8 +471,9 @@ kbd_status gemm_run(const gemm_args *a, void *stream) {
     cand[i].name = cfg[i].name, cand[i].config = &cfg[i];
     x.dup_of[i] = -1;
     for (int j = 0; j < i && x.dup_of[i] < 0; ++j)
-      if (x.dup_of[j] < 0 && cfg[j].pair == cfg[i].pair && cfg[j].cluster == cfg[i].cluster &&
-          cfg[j].cluster_n == cfg[i].cluster_n && gemm_config_blocks(a, &cfg[j]) == gemm_config_blocks(a, &cfg[i]))
+      if (x.dup_of[j] < 0 && cfg[j].pair == cfg[i].pair && cfg[j].pingpong == cfg[i].pingpong &&
+          cfg[j].cluster == cfg[i].cluster && cfg[j].cluster_n == cfg[i].cluster_n &&
+          gemm_config_blocks(a, &cfg[j]) == gemm_config_blocks(a, &cfg[i]))
         x.dup_of[i] = j;
     /* a forced name that launches what an earlier one does is that one */
     if (o.force && x.dup_of[i] >= 0 && !strcmp(o.force, cfg[i].name)) o.force = cfg[x.dup_of[i]].name;

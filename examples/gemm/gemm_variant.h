@@ -18,18 +18,26 @@
  */
 #if KBD_KERNEL_CODE /* device code: nvcc's host pass skips it (docs/kernels.md) */
 #define GEMM_LOAD_STAGE KBD_CAT(GEMM_VARIANT, _load_stage)
+/* ga: -1, the stage holds both consumers' A tiles (A slots GEMM_A_SLOT(s, g)); or, for the pingpong consumers
+ * (gemm_kernel.h), consumer ga's only (A slot s). In a cluster row the CTA of rank rn loads the A tile of consumer
+ * g = rn and multicasts it to the row; in pingpong the one A tile of stage s is loaded by the CTA of rank rn = s % 2,
+ * so the two share the loads stage by stage. A slot's writer must not change with the turns: the peer's release of
+ * a stage orders its reads only (no release.cluster), so a TMA write from the other CTA after this CTA's own write
+ * into the same bytes would be unordered (the CPU machine reports it as a write-after-write race), where one CTA's
+ * writes are ordered by its own producer's waits. */
 KBD_DEV void GEMM_LOAD_STAGE(unsigned char *smem, const gemm_smem *l, int s, const gemm_params *p,
-                             const gemm_cluster *cl, int m0, int n0, int kt, kbd_mbarrier *full) {
+                             const gemm_cluster *cl, int m0, int n0, int kt, kbd_mbarrier *full, int ga) {
   const int k0 = kt * KBD_COLS(KBD__STILE_OBJ(GEMM_A_TILE));
   /* (row, col) in each map: (k0, m or n) for an MN-major tile (the map's rows are K), (m or n, k0) otherwise */
   const int a_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_A_TILE)) == KBD_SMEM_MN_MAJOR;
   const int b_mn = KBD_STILE_MAJOR(KBD__STILE_OBJ(GEMM_B_TILE)) == KBD_SMEM_MN_MAJOR;
-  GEMM_A_TILE a0 = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, GEMM_CONSUMERS * s);
+  const int g0 = ga < 0 ? 0 : ga, g1 = ga < 0 ? GEMM_CONSUMERS : ga + 1;
   GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, s);
-  kbd_mbarrier_arrive_expect_tx(full, GEMM_CONSUMERS * KBD_STILE_BYTES(a0) + KBD_STILE_BYTES(b));
+  kbd_mbarrier_arrive_expect_tx(full, (g1 - g0) * KBD_STILE_BYTES(KBD__STILE_OBJ(GEMM_A_TILE)) + KBD_STILE_BYTES(b));
   /* A: tile g holds rows m0 + g * GEMM_WM (consumer / accumulator g) */
-  for (int g = cl->rn; g < GEMM_CONSUMERS; g += cl->cn) {
-    GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, GEMM_CONSUMERS * s + g);
+  for (int g = g0; g < g1; ++g) {
+    if (cl->cn > 1 && (ga < 0 ? g : s & 1) != cl->rn) continue; /* the row peer loads it (cn is 1 or 2) */
+    GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, ga < 0 ? GEMM_A_SLOT(s, g) : s);
     const int mg = m0 + g * GEMM_WM;
     if (cl->cn > 1)
       kbd_tma_load_multicast2d(a, &p->a, full, cl->row, a_mn ? k0 : mg, a_mn ? mg : k0);
@@ -70,8 +78,12 @@ KBD_DEV int GEMM_KTILES(long long k) {
  *   - the barriers' bases from kbd_mbarrier_addr_uniform: ptxas rebuilt a plain kbd_mbarrier_addr from the shared
  *     window in every k-block (55 -> 51). */
 #define GEMM_MAINLOOP KBD_CAT(GEMM_VARIANT, _mainloop)
-KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *l, int g, int ktiles, kbd_pipe *ps,
-                           kbd_mbarrier *full, kbd_mbarrier *empty, const gemm_cluster *cl) {
+/* aslot: stage 0's A tile (GEMM_A_SLOT(0, g), or in pingpong 0); stage s's lies s A tiles further (gemm.h,
+ * GEMM_A_SLOT). turn: NULL, or (pingpong) the other consumer's turn barrier, on which every thread arrives once it has
+ * issued the tile's last MMAs, before it waits for them: the other consumer's MMAs then queue behind these on the
+ * tensor cores instead of waiting for them to finish. */
+KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *l, int aslot, int ktiles, kbd_pipe *ps,
+                           kbd_mbarrier *full, kbd_mbarrier *empty, const gemm_cluster *cl, kbd_mbarrier *turn) {
   /* the barriers' base addresses kept in registers (kbd_mbarrier_addr_uniform: ptxas rebuilt a plain one from the
    * shared window every k-block) */
   const uint32_t full0 = kbd_mbarrier_addr_uniform(full), empty0 = kbd_mbarrier_addr_uniform(empty);
@@ -79,10 +91,10 @@ KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *
    * at rank r (one CTA: rank 0, itself; cl->peers is its own bit there) */
   const uint32_t lanes = kbd_mma_lanes((kbd_warp_id() & 3) == 0 ? cl->peers : 0u);
   /* the operands' descriptors in stage 0; stage s lies s strides further in both rings (kbd_mma_ring) */
-  const GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, g);
+  const GEMM_A_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A_TILE, smem, l->a, aslot);
   const GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, 0);
   const uint64_t a0 = kbd_mma_desc_of(a), b0 = kbd_mma_desc_of(b);
-  const int astride = GEMM_CONSUMERS * (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_A_TILE);
+  const int astride = (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_A_TILE);
   const int bstride = (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_B_TILE);
   int prev = 0; /* the stage of the previous k-block */
   for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(ps)) {
@@ -93,6 +105,7 @@ KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *
     kbd_mma_release_lanes(*acc, empty0 + 8u * (uint32_t)prev, kt > 0 ? lanes : 0u);
     prev = s;
   }
+  if (turn) kbd_mbarrier_arrive(turn);
   if (ktiles > 0) kbd_mma_wait_at(*acc, empty0 + 8u * (uint32_t)prev, cl->peers);
 }
 #else

@@ -11,8 +11,11 @@
  *   --pair              CTA pairs (sm_100a): 2 CTAs compute each 256 x 256 tile with tcgen05 .cta_group::2 (bf16,
  *                       --b-col, no --a-col; the pair is the cluster)
  *   --no-pair           never CTA pairs
- *   Without --grid, --cluster, --cluster-n and --pair/--no-pair gemm_run's picker chooses them (kbd/tune.h: the
- *   cache, else the cost model; KBD_TUNE=1 measures on a GPU, KBD_TUNE_LOG=1 says why):
+ *   --pingpong          pingpong consumers (sm_90a): each consumer warpgroup computes its own 128 x 128 tile, the two
+ *                       main loops in turn, so one's epilogue runs under the other's main loop (not with --pair)
+ *   --cooperative       both consumer warpgroups on every 256 x 128 tile (sm_90a's other schedule)
+ *   Without --grid, --cluster, --cluster-n, --pair/--no-pair and --pingpong/--cooperative gemm_run's picker chooses
+ * them (kbd/tune.h: the cache, else the cost model; KBD_TUNE=1 measures on a GPU, KBD_TUNE_LOG=1 says why):
  *   --config NAME       take the picker's candidate NAME (c2x1.persist, pair.tile, ...: KBD_TUNE_LOG=1 lists them)
  *   --tune              measure the candidates (as KBD_TUNE=1; a GPU build only: CUDA events)
  *   --sms S             multiprocessors the model and the grid candidates assume (default: the device's)
@@ -86,7 +89,7 @@ static int gemm_save(const char *dir, const char *mode, const gemm_args *g, cons
 int main(int argc, char **argv) {
   long long m = 300, n = 200, k = 150;
   int a_col = 0, b_col = 0, d_f32 = 0, fp8 = 0, bias = 0, act = GEMM_ACT_NONE, npos = 0, cluster = 0, cluster_n = 0,
-      pair = 0, tune = 0, sms = 0, check = 1;
+      pair = 0, tune = 0, sms = 0, check = 1, pingpong = 0, schedules = 0;
   long long grid = 0;
   const char *config = NULL;
   float alpha = 1.0f, beta = 0.0f;
@@ -116,6 +119,10 @@ int main(int argc, char **argv) {
       pair = 1;
     else if (!strcmp(argv[i], "--no-pair"))
       pair = -1;
+    else if (!strcmp(argv[i], "--pingpong"))
+      pingpong = 1, ++schedules;
+    else if (!strcmp(argv[i], "--cooperative"))
+      pingpong = -1, ++schedules;
     else if (!strcmp(argv[i], "--tune"))
       tune = 1;
     else if (!strcmp(argv[i], "--no-check"))
@@ -146,14 +153,17 @@ int main(int argc, char **argv) {
     }
   }
   if (m < 1 || n < 1 || k < 1 || act < 0 || grid < 0 || grid > 65535 || cluster < 0 || cluster > 2 || cluster_n < 0 ||
-      cluster_n > 2 || sms < 0 || (fp8 && (a_col || !b_col) && (a_col || b_col))) {
+      cluster_n > 2 || sms < 0 || (fp8 && (a_col || !b_col) && (a_col || b_col)) || schedules > 1 ||
+      (pingpong == 1 && pair == 1)) {
     fprintf(
         stderr,
         "usage: %s [M N K] [--a-col] [--b-col] [--f32] [--fp8] [--alpha X] [--beta X] [--bias] "
         "[--act relu|gelu|gelu_tanh] [--grid G] [--cluster 1|2] [--cluster-n 1|2] [--pair|--no-pair] [--config NAME] "
-        "[--tune] [--sms S] "
+        "[--pingpong|--cooperative] [--tune] [--sms S] "
         "[--no-check] [--save DIR]\n"
         "(--fp8 takes row-major A and column-major B: give no layout flag, or --b-col)\n"
+        "(--pingpong and --cooperative are sm_90a's two consumer schedules: give at most one, and not with --pair, "
+        "an sm_100a kernel without consumer warpgroups)\n"
         "--save DIR: write A, B, C, bias and D as raw little-endian files and DIR/manifest.txt describing them, "
         "for tools/gpu-check/torch_check.py (DIR must exist)\n",
         argv[0]);
@@ -234,7 +244,7 @@ int main(int argc, char **argv) {
   g.c = dc, g.ldc = ldd;
   g.bias = bias ? dbias : NULL;
   g.alpha = alpha, g.beta = beta, g.act = act, g.grid = (int)grid, g.cluster = cluster;
-  g.cluster_n = cluster_n, g.pair = pair, g.sms = sms;
+  g.cluster_n = cluster_n, g.pair = pair, g.sms = sms, g.pingpong = pingpong;
   kbd_tune_opts topt = kbd_tune_opts_default();
   if (tune) topt.tune = 1;
   topt.force = config;
@@ -283,11 +293,12 @@ int main(int argc, char **argv) {
   const char *mode = "GPU";
 #endif
   printf("gemm (%s): %lld x %lld x %lld, A %s, B %s, %s%s, D %s, alpha %g beta %g%s, act %s, grid %lld, cluster %d x "
-         "%d%s, config %s (%s): "
+         "%d%s%s, config %s (%s): "
          "worst |err| / sum|terms| %.2e, mismatches = %lld -> %s\n",
          mode, m, n, k, a_col ? "col" : "row", b_col ? "col" : "row", fp8 ? "e4m3" : "bf16",
          fp8 ? " (scales 0.5, 0.25)" : "", d_f32 ? "f32" : "bf16", alpha, beta, bias ? ", bias" : "", act_name(act),
-         grid, cm, cn, pair ? " (CTA pairs)" : "", chosen.name, chosen.reason, worst, bad,
+         grid, cm, cn, pair ? " (CTA pairs)" : "", chosen.pingpong ? ", pingpong consumers" : "", chosen.name,
+         chosen.reason, worst, bad,
          bad     ? "FAILED"
          : check ? "OK"
                  : "OK (not checked: --no-check)");

@@ -3,7 +3,9 @@
  * writes every element of D, and the control below shows that write is seen). Each case starts from a valid
  * call and changes one field. M, N or K of zero is a no-op: OK, D untouched. Runs on the CPU machine for the
  * emulated arch of the target (sm_100a: the MMA-warp kernel, and the CTA-pair kernel for a valid pair call and
- * its refusals - another layout, cluster options; sm_90a: the consumer-warpgroup kernel, and pair refused there).
+ * its refusals - another layout, cluster options - and pingpong refused there; sm_90a: the consumer-warpgroup
+ * kernel with both consumer schedules, cooperative and pingpong, for the valid call, pair refused there, and
+ * pingpong with pair refused).
  */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <math.h>
@@ -78,8 +80,10 @@ static int ga_run(const gemm_args *g, kbd_status *st) {
 
 /* The control: the valid call writes D, and the values are right (exact: small multiples of 1/4 and 1/16); on
  * sm_100a also through the CTA-pair kernel (B column-major: the same values, ldb = K). */
-static void ga_check_valid(int pair) {
+static void ga_check_valid(int pair, int pingpong) {
   gemm_args g = ga_valid();
+  gemm_config chosen;
+  g.pingpong = pingpong, g.chosen = &chosen;
   if (pair) { /* B[q][j] at j * K + q: a column-major copy of the same B */
     kbd_bf16 hb[GA_K * GA_N];
     for (int q = 0; q < GA_K; ++q)
@@ -90,6 +94,7 @@ static void ga_check_valid(int pair) {
   kbd_status st;
   assert_int_equal(ga_run(&g, &st), 1);
   assert_int_equal(st.code, KBD_OK);
+  if (pingpong) assert_int_equal(chosen.pingpong, pingpong > 0); /* the schedule asked for ran */
   kbd_bf16 hd[GA_M * GA_N];
   assert_int_equal(kbd_copy_to_host(hd, ga_d, sizeof hd).code, KBD_OK);
   for (int i = 0; i < GA_M; ++i)
@@ -98,7 +103,7 @@ static void ga_check_valid(int pair) {
       for (int q = 0; q < GA_K; ++q) ref += (double)((i * GA_K + q) % 7 - 3) / 4.0 * ((q * GA_N + j) % 5 - 2) / 4.0;
       const double got = kbd_bf16_to_f32(hd[i * GA_N + j]);
       if (got != (double)kbd_bf16_to_f32(kbd_f32_to_bf16((float)ref)))
-        fail_msg("pair %d: D[%d][%d] = %g, want %g", pair, i, j, got, ref);
+        fail_msg("pair %d pingpong %d: D[%d][%d] = %g, want %g", pair, pingpong, i, j, got, ref);
     }
   if (pair) { /* restore the row-major B the other cases use */
     kbd_bf16 hb[GA_K * GA_N];
@@ -108,9 +113,12 @@ static void ga_check_valid(int pair) {
 }
 static void test_valid(void **state) {
   (void)state;
-  ga_check_valid(0);
+  ga_check_valid(0, 0);
 #if KBD_CPU_ARCH == 100
-  ga_check_valid(1);
+  ga_check_valid(1, 0);
+#else
+  ga_check_valid(0, 1);
+  ga_check_valid(0, -1);
 #endif
 }
 
@@ -203,11 +211,14 @@ static void e_short_ldc(gemm_args *g) { g->ldc = GA_N - 1; }
 static void e_mis_c(gemm_args *g) { g->c = (const char *)g->c + 1; }
 static void e_mis_bias(gemm_args *g) { g->bias = (const float *)((const char *)ga_c + 2); }
 static void e_pair(gemm_args *g) { g->pair = 2; }
+static void e_pingpong(gemm_args *g) { g->pingpong = 2; }
 #if KBD_CPU_ARCH == 100
 static void e_pair_layout(gemm_args *g) { g->pair = 1; } /* B row-major: the pair kernel takes a K-major B */
 static void e_pair_cluster(gemm_args *g) { g->pair = 1, g->b_col = 1, g->ldb = GA_K, g->cluster = 2; }
+static void e_pingpong_arch(gemm_args *g) { g->pingpong = 1; }
 #else
 static void e_pair_arch(gemm_args *g) { g->pair = 1, g->b_col = 1, g->ldb = GA_K; }
+static void e_pingpong_pair(gemm_args *g) { g->pingpong = 1, g->pair = 1, g->b_col = 1, g->ldb = GA_K; }
 #endif
 
 static const ga_case ga_cases[] = {
@@ -237,9 +248,12 @@ static const ga_case ga_cases[] = {
 #if KBD_CPU_ARCH == 100
     {"pair layout", "pair = 1 takes bf16 A row-major and B column-major", e_pair_layout},
     {"pair cluster", "the pair is the cluster (2 CTAs)", e_pair_cluster},
+    {"pingpong sm_100a", "pingpong consumers exist in the sm_90a kernel only", e_pingpong_arch},
 #else
     {"pair sm_90a", "CTA pairs (tcgen05 .cta_group::2) exist on sm_100a only", e_pair_arch},
+    {"pingpong with pair", "pingpong = 1 with pair = 1", e_pingpong_pair},
 #endif
+    {"pingpong", "pingpong = 2: 1 (pingpong consumers), -1 (cooperative consumers) or 0", e_pingpong},
 };
 
 static void test_rejects(void **state) {

@@ -8,7 +8,9 @@
  *   300 x 200 x 64, one CTA (cluster 1 x 1, grid 1): tiles (0,0) (1,0) (0,1) (1,1), (0,1) has 5 chunks
  *   sm_100a, CTA pair: 600 x 200 x 64 on one pair: three 256 x 256 tiles, warpgroup 1 of each CTA stores 5 chunks
  *     of each
- * Built per emulated arch; the sm_100a build runs the 1-CTA and the CTA-pair kernels. */
+ * Built per emulated arch; the sm_100a build runs the 1-CTA and the CTA-pair kernels, the sm_90a build both consumer
+ * schedules (cooperative, and pingpong: there each consumer stores its 128 rows of a tile alone, through its own
+ * buffers, after its own main loop). */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,7 +30,7 @@ static float er_a(int i, int q) { return (float)((i * 3 + q) % 5 - 2) / 4.0f; }
 static float er_b(int q, int j) { return (float)((q + 2 * j) % 7 - 3) / 4.0f; }
 
 /* A row-major M x K; B row-major K x N, or (pair) column-major; D f32 M x N */
-static void er_run(int m, int n, int pair) {
+static void er_run(int m, int n, int pair, int pingpong) {
   mt_env(1, 0);
   mt_quiet(1);
   kbd_bf16 *ha = malloc(sizeof *ha * (size_t)m * ER_K), *hb = malloc(sizeof *hb * (size_t)n * ER_K);
@@ -56,8 +58,9 @@ static void er_run(int m, int n, int pair) {
   g.cluster = g.cluster_n = 1;
   g.pair = pair ? 1 : -1;
   g.grid = pair ? 2 : 1;
+  g.pingpong = pingpong;
   const kbd_status st = gemm_run(&g, NULL);
-  if (st.code != KBD_OK) fail_msg("%d x %d%s: %s", m, n, pair ? " (pair)" : "", st.msg);
+  if (st.code != KBD_OK) fail_msg("%d x %d%s pingpong %d: %s", m, n, pair ? " (pair)" : "", pingpong, st.msg);
   assert_int_equal(kbd_copy_to_host(hd, dd, sizeof *hd * (size_t)m * n).code, KBD_OK);
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
@@ -65,7 +68,8 @@ static void er_run(int m, int n, int pair) {
       for (int q = 0; q < ER_K; ++q)
         ref += er_a(i, q) * er_b(q, j);
       if (hd[i * n + j] != ref)
-        fail_msg("%d x %d%s: D[%d][%d] = %.9g, want %.9g", m, n, pair ? " (pair)" : "", i, j, hd[i * n + j], ref);
+        fail_msg("%d x %d%s pingpong %d: D[%d][%d] = %.9g, want %.9g", m, n, pair ? " (pair)" : "", pingpong, i, j,
+                 hd[i * n + j], ref);
     }
   kbd_free(da), kbd_free(db), kbd_free(dd);
   free(ha), free(hb), free(hd);
@@ -73,12 +77,17 @@ static void er_run(int m, int n, int pair) {
 
 static void test_one_cta(void **state) {
   (void)state;
-  er_run(300, 200, 0);
+#if KBD_CPU_ARCH == 90
+  er_run(300, 200, 0, -1);
+  er_run(300, 200, 0, 1);
+#else
+  er_run(300, 200, 0, 0);
+#endif
 }
 static void test_pair(void **state) {
   (void)state;
   if (KBD_MMA_ARCH != 100) skip();
-  er_run(600, 200, 1);
+  er_run(600, 200, 1, 0);
 }
 
 int main(void) {

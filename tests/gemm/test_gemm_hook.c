@@ -2,7 +2,9 @@
  * + C, -1 above the diagonal) through gemm_run on the CPU machine, every element against a double reference of that
  * formula. Shapes and options reach every kernel text of the emulated arch and every path into the hook: 300 x 200 x
  * 100 (two tile rows, so a CTA pair along M sharing B, two tile columns, a K edge), the same on a persistent grid of
- * one block (several tiles per block: on sm_100a both Tensor Memory buffers), and on sm_100a the CTA-pair kernel. The
+ * one block (several tiles per block: on sm_100a both Tensor Memory buffers), on sm_100a the CTA-pair kernel, and on
+ * sm_90a both consumer schedules (cooperative, pingpong: each consumer's epilogue runs alone, after its own main loop,
+ * on its own 128-row tile, so the hook's row coordinate r0 comes from the consumer, not the schedule). The
  * default epilogue on the same call gives other values everywhere (no tanh, beta C instead of C, no triangle), so a
  * kernel that ignored GEMM_EPILOGUE fails, as does a hook given wrong coordinates (the triangle moves). */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
@@ -29,8 +31,9 @@ static float gh_b(int q, int j) { return (float)((q * 5 + j) % 7 - 3) / 8.0f; }
 static float gh_c(int i, int j) { return (float)((i + 2 * j) % 5 - 2) / 4.0f; }
 static float gh_bias(int j) { return (float)(j % 11 - 5) / 16.0f; }
 
-/* One call: B row-major (pair 0) or column-major (pair 1, the CTA-pair kernel's layout), f32 D and C. */
-static void gh_run(int grid, int pair) {
+/* One call: B row-major (pair 0) or column-major (pair 1, the CTA-pair kernel's layout), f32 D and C; pingpong as
+ * gemm_args.pingpong (sm_90a: 1 pingpong, -1 cooperative consumers). */
+static void gh_run(int grid, int pair, int pingpong) {
   const size_t na = (size_t)GH_M * GH_LDK, nb = (size_t)GH_N * GH_LDK; /* room for B either way (K x N < N x LDK) */
   kbd_bf16 *ha = calloc(na, sizeof *ha), *hb = calloc(nb, sizeof *hb);
   float *hc = malloc(sizeof(float) * GH_M * GH_N), *hd = malloc(sizeof(float) * GH_M * GH_N), hbias[GH_N];
@@ -63,9 +66,12 @@ static void gh_run(int grid, int pair) {
   g.m = GH_M, g.n = GH_N, g.k = GH_K;
   g.a = da, g.lda = GH_LDK, g.b = db, g.ldb = pair ? GH_LDK : GH_N, g.b_col = pair, g.pair = pair;
   g.d = dd, g.ldd = GH_N, g.d_f32 = 1, g.c = dc, g.ldc = GH_N, g.bias = (const float *)dbias;
-  g.alpha = 0.5f, g.beta = 1.0f, g.scale_a = g.scale_b = 1.0f, g.grid = grid;
+  g.alpha = 0.5f, g.beta = 1.0f, g.scale_a = g.scale_b = 1.0f, g.grid = grid, g.pingpong = pingpong;
+  gemm_config chosen;
+  g.chosen = &chosen;
   const kbd_status st = gemm_run(&g, NULL);
-  if (st.code != KBD_OK) fail_msg("grid %d pair %d: %s", grid, pair, st.msg);
+  if (st.code != KBD_OK) fail_msg("grid %d pair %d pingpong %d: %s", grid, pair, pingpong, st.msg);
+  if (pingpong) assert_int_equal(chosen.pingpong, pingpong > 0);
   assert_int_equal(kbd_copy_to_host(hd, dd, sizeof(float) * GH_M * GH_N).code, KBD_OK);
   for (int i = 0; i < GH_M; ++i)
     for (int j = 0; j < GH_N; ++j) {
@@ -77,7 +83,8 @@ static void gh_run(int grid, int pair) {
           j > i ? -1.0 : 0.5 * y * (1.0 + tanh(0.7978845608028654 * (y + 0.044715 * y * y * y))) + gh_c(i, j);
       const double got = hd[i * GH_N + j];
       if (!(fabs(got - ref) <= 4e-6 * (1.0 + fabs(y) + fabs(ref))))
-        fail_msg("grid %d pair %d: D[%d][%d] = %.9g, want %.9g (pre-activation %.9g)", grid, pair, i, j, got, ref, y);
+        fail_msg("grid %d pair %d pingpong %d: D[%d][%d] = %.9g, want %.9g (pre-activation %.9g)", grid, pair, pingpong,
+                 i, j, got, ref, y);
     }
   kbd_free(da), kbd_free(db), kbd_free(dc), kbd_free(dd), kbd_free(dbias);
   free(ha), free(hb), free(hc), free(hd);
@@ -85,10 +92,15 @@ static void gh_run(int grid, int pair) {
 
 static void test_hook(void **state) {
   (void)state;
-  gh_run(0, 0);
-  gh_run(1, 0);
 #if KBD_CPU_ARCH == 100
-  gh_run(0, 1);
+  gh_run(0, 0, 0);
+  gh_run(1, 0, 0);
+  gh_run(0, 1, 0);
+#else
+  gh_run(0, 0, -1);
+  gh_run(1, 0, -1);
+  gh_run(0, 0, 1);
+  gh_run(1, 0, 1);
 #endif
 }
 

@@ -3,7 +3,8 @@
  * GEMM_EPI_BUFS - 1 of its TMA stores still read shared memory. Here every kbd_bulk_wait_group_read(n) of the kernels
  * waits for one group fewer (n + 1): the store of chunk i - 2 may still be reading the buffer chunk i overwrites.
  * The CPU machine must report that write as a data race (KBD_ERR_RACE naming the store) in the first run, on every
- * kernel text of the emulated arch (sm_100a: the MMA-warp kernel and the CTA-pair kernel) and for both staging types
+ * kernel text of the emulated arch (sm_100a: the MMA-warp kernel and the CTA-pair kernel; sm_90a: both consumer
+ * schedules, cooperative and pingpong) and for both staging types
  * (bf16 D: the first half of a buffer, f32 D: all of it). The control is the unbroken example (gemm_args_sm*,
  * gemm_hook_sm* and tests/examples run the same kernels with the same stores and must pass). Built per emulated
  * arch.
@@ -30,7 +31,7 @@
 
 /* M x N x K = 256 x 512 x 64 on one persistent block (pair: one pair): every warpgroup stores 8 or more chunks in a
  * row, so a buffer is reused while the store of two chunks before may still read it */
-static void run_broken(int d_f32, int pair) {
+static void run_broken(int d_f32, int pair, int pingpong) {
   mt_env(1, -1);
   mt_quiet(1);
   enum { M = 256, N = 512, K = 64 };
@@ -48,37 +49,49 @@ static void run_broken(int d_f32, int pair) {
   g.cluster = g.cluster_n = 1;
   g.pair = pair ? 1 : -1;
   g.grid = pair ? 2 : 1;
+  g.pingpong = pingpong;
   const kbd_status st = gemm_run(&g, NULL);
   if (st.code != KBD_ERR_RACE)
-    fail_msg("the short store wait (%s D%s) was not reported as a race: code %d: %s", d_f32 ? "f32" : "bf16",
-             pair ? ", CTA pair" : "", st.code, st.msg);
+    fail_msg("the short store wait (%s D%s, pingpong %d) was not reported as a race: code %d: %s",
+             d_f32 ? "f32" : "bf16", pair ? ", CTA pair" : "", pingpong, st.code, st.msg);
   assert_non_null(strstr(st.msg, pair ? "gemm_pair" : "gemm_kernel"));
   print_message("reported (%s D%s): %.200s\n", d_f32 ? "f32" : "bf16", pair ? ", pair" : "", st.msg);
   kbd_free(a), kbd_free(b), kbd_free(d);
 }
 
+/* sm_90a: the cooperative and the pingpong consumers; sm_100a: the one MMA-warp kernel */
+static void run_schedules(int d_f32) {
+  if (KBD_MMA_ARCH == 90) {
+    run_broken(d_f32, 0, -1);
+    run_broken(d_f32, 0, 1);
+  } else {
+    run_broken(d_f32, 0, 0);
+  }
+}
 static void test_bf16_d(void **state) {
   (void)state;
-  run_broken(0, 0);
+  run_schedules(0);
 }
 static void test_f32_d(void **state) {
   (void)state;
-  run_broken(1, 0);
+  run_schedules(1);
 }
 static void test_pair(void **state) {
   (void)state;
   if (KBD_MMA_ARCH != 100) skip();
-  run_broken(0, 1);
-  run_broken(1, 1);
+  run_broken(0, 1, 0);
+  run_broken(1, 1, 0);
 }
 
 /* the plans the kernels launch with: two 8 KiB staging buffers per consumer warpgroup, within 227 KiB */
 static void test_plans_fit(void **state) {
   (void)state;
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < 5; ++k) {
     gemm_smem l;
-    const char *name = k == 0 ? "bf16" : k == 1 ? "e4m3" : "pair";
-    const kbd_smem_plan p = k < 2 ? gemm_layout(&l, k) : gemm_layout_pair(&l);
+    const char *name = k == 0 ? "bf16" : k == 1 ? "e4m3" : k == 2 ? "pair" : k == 3 ? "pingpong bf16" : "pingpong e4m3";
+    const kbd_smem_plan p = k < 2    ? gemm_layout(&l, k)
+                            : k == 2 ? gemm_layout_pair(&l)
+                                     : gemm_layout_pingpong(&l, k - 3);
     const kbd_status st = kbd_smem_plan_status(&p);
     if (st.code != KBD_OK) fail_msg("%s plan: %s", name, st.msg);
     /* the staging pieces end before the barriers, which come right after them */

@@ -1,6 +1,7 @@
 /* test_tune_gemm.c - gemm_run's picker (examples/gemm/gemm_run.c) on the CPU machine, for the emulated arch of the
  * target (KBD_CPU_ARCH):
- *   every_config      every candidate of gemm_configs that gemm_config_valid accepts, forced by name one at a time,
+ *   every_config      every candidate of gemm_configs that gemm_config_valid accepts (on sm_90a the pingpong
+ *                     consumers with every cluster shape too, on sm_100a never), forced by name one at a time,
  *                     on three shapes (one tile; 2 x 2 tiles; 3 x 4 tiles with K, M and N edges), with B row-major and
  *                     column-major (the CTA-pair kernel's layout on sm_100a), on a device of 5 SMs (so the grid kinds
  *                     differ): D against a double reference, and the launch is the one named
@@ -110,7 +111,7 @@ static const long long tg_shapes[3][3] = {{70, 40, 96}, {300, 200, 152}, {520, 4
 
 static void test_every_config(void **state) {
   (void)state;
-  int ran = 0, ran_pair = 0, ran_c22 = 0, ran_tile = 0, ran_balanced = 0;
+  int ran = 0, ran_pair = 0, ran_c22 = 0, ran_tile = 0, ran_balanced = 0, ran_pp = 0;
   for (int s = 0; s < 3; ++s)
     for (int b_col = 0; b_col < 2; ++b_col) {
       tg_problem p;
@@ -136,21 +137,26 @@ static void test_every_config(void **state) {
         assert_int_equal(chosen.pair, cfg[i].pair);
         assert_int_equal(chosen.cluster, cfg[i].cluster);
         assert_int_equal(chosen.cluster_n, cfg[i].cluster_n);
+        assert_int_equal(chosen.pingpong, cfg[i].pingpong);
         assert_string_equal(chosen.reason, "forced");
         ++ran;
+        ran_pp += cfg[i].pingpong;
         ran_pair += cfg[i].pair, ran_c22 += cfg[i].cluster == 2 && cfg[i].cluster_n == 2;
         ran_tile += cfg[i].grid_kind == GEMM_GRID_TILE, ran_balanced += cfg[i].grid_kind == GEMM_GRID_BALANCED;
       }
       tg_free(&p);
     }
-  print_message("tune_gemm sm_%d: %d forced configurations run (%d pair, %d 2x2 clusters)\n", KBD_CPU_ARCH, ran,
-                ran_pair, ran_c22);
+  print_message("tune_gemm sm_%d: %d forced configurations run (%d pair, %d 2x2 clusters, %d pingpong)\n", KBD_CPU_ARCH,
+                ran, ran_pair, ran_c22, ran_pp);
   assert_true(ran >= 30);
   assert_true(ran_c22 > 0 && ran_tile > 0 && ran_balanced > 0);
-  if (KBD_CPU_ARCH == 100)
+  if (KBD_CPU_ARCH == 100) {
     assert_true(ran_pair > 0);
-  else
+    assert_int_equal(ran_pp, 0); /* no pingpong consumers on sm_100a: never valid */
+  } else {
     assert_int_equal(ran_pair, 0); /* no pair kernel on sm_90a: never valid */
+    assert_true(ran_pp >= 12);     /* the pingpong consumers with every cluster shape */
+  }
 }
 
 static void test_model_pick(void **state) {
