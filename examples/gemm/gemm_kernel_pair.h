@@ -87,7 +87,10 @@ KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
     /* stage 0's descriptors, moved by the stage (kbd_mma_desc_advance: one multiply-add per operand), the barriers'
      * 32-bit bases and the commit in the issue's elected section (kbd_mma_pair_issue_commit_by_desc): descriptors
      * rebuilt from the tiles' addresses every k-block and a separate kbd_mma_pair_commit were 12 instructions more per
-     * k-block (59 -> 47; docs/gemm.md, "Why the loop looks like this") */
+     * k-block (59 -> 47; docs/gemm.md, "Why the loop looks like this"); the whole k-loop one elected section
+     * (kbd_mma_pair_issue_commit_by_desc_elected, the waits by the elected thread): a section per k-block was a
+     * convergence test, an ELECT and the wait's BSSY/BSYNC per k-block in a kernel ptxas cannot prove converged, with
+     * the loop's values moved to uniform registers again in each (45 -> 37) */
     const gemm_a_k a = KBD_SMEM_PLAN_STILE(gemm_a_k, smem, l.a, 0);
     const gemm_b_k b = KBD_SMEM_PLAN_STILE(gemm_b_k, smem, l.b, 0);
     const uint64_t a0 = kbd_mma_desc_of(a), b0 = kbd_mma_desc_of(b);
@@ -100,18 +103,28 @@ KBD_KERNEL(gemm_pair_bf16_rc, GEMM_THREADS, gemm_params) {
       kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GEMM_ACC_BUFS) & 1u) ^ 1u); /* fresh: parity 1 passes */
       /* stage s is free in both CTAs once these MMAs have read it. The first k-block overwrites the accumulator; in
        * the loop every k-block accumulates, a constant there (kt > 0 per k-block was an R2UR and a UISETP). */
-      if (ktiles > 0) {
-        const int s = ps.stage;
-        kbd_mbarrier_wait_at(full0 + 8u * (uint32_t)s, ps.parity);
-        kbd_mma_pair_issue_commit_by_desc(acc, gemm_a_k, gemm_b_k, kbd_mma_desc_advance(a0, s * astride),
-                                          kbd_mma_desc_advance(b0, s * bstride), 0, empty0 + 8u * (uint32_t)s);
-        kbd_pipe_advance(&ps);
+      KBD_ELECT_ONE {
+        kbd_pipe q = ps; /* the elected thread's ring position; the warp's moves by ktiles after the section */
+        if (ktiles > 0) {
+          const int s = q.stage;
+          kbd_mbarrier_wait_at(full0 + 8u * (uint32_t)s, q.parity);
+          kbd_mma_pair_issue_commit_by_desc_elected(acc, gemm_a_k, gemm_b_k, kbd_mma_desc_advance(a0, s * astride),
+                                                    kbd_mma_desc_advance(b0, s * bstride), 0,
+                                                    empty0 + 8u * (uint32_t)s);
+          kbd_pipe_advance(&q);
+        }
+        for (int kt = 1; kt < ktiles; ++kt, kbd_pipe_advance(&q)) {
+          const int s = q.stage;
+          kbd_mbarrier_wait_at(full0 + 8u * (uint32_t)s, q.parity);
+          kbd_mma_pair_issue_commit_by_desc_elected(acc, gemm_a_k, gemm_b_k, kbd_mma_desc_advance(a0, s * astride),
+                                                    kbd_mma_desc_advance(b0, s * bstride), 1,
+                                                    empty0 + 8u * (uint32_t)s);
+        }
       }
-      for (int kt = 1; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
-        const int s = ps.stage;
-        kbd_mbarrier_wait_at(full0 + 8u * (uint32_t)s, ps.parity);
-        kbd_mma_pair_issue_commit_by_desc(acc, gemm_a_k, gemm_b_k, kbd_mma_desc_advance(a0, s * astride),
-                                          kbd_mma_desc_advance(b0, s * bstride), 1, empty0 + 8u * (uint32_t)s);
+      if (ktiles > 0) { /* the warp's ring position: ktiles stages on, the parity flipped once per wrap */
+        const unsigned at = (unsigned)ps.stage + (unsigned)ktiles;
+        ps.stage = (int)(at % (unsigned)GEMM_PAIR_STAGES);
+        ps.parity ^= at / (unsigned)GEMM_PAIR_STAGES & 1u;
       }
       kbd_mma_pair_commit(acc, &accfull[buf]); /* both CTAs' halves are complete */
     }

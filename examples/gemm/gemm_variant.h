@@ -135,14 +135,21 @@ KBD_DEV void GEMM_MAINLOOP(gemm_acc *acc, unsigned char *smem, const gemm_smem *
  *     instructions more per k-block (47 -> 45, 53 -> 51);
  *   - the cluster's release mask known non-zero (it holds this CTA's own bit): kbd_mma_issue_commit_by_desc's test
  *     of mask 0 (one commit or the multicast one) folds away, where it was a UISETP, the mask's conversion and a
- *     second, predicated commit per k-block (51 -> 47). */
+ *     second, predicated commit per k-block (51 -> 47);
+ *   - the whole k-loop one elected section (kbd_mma_issue_commit_by_desc_elected; the elected thread waits for the
+ *     stages too): ptxas cannot prove this warp converged (the epilogue's divergent code calls a division
+ *     subroutine), so a section per k-block tested convergence (BRA.DIV), bracketed the wait (BSSY/BSYNC) and
+ *     elected anew every k-block (45 -> 37 on one CTA, 47 -> 40 in a cluster);
+ *   - the stage's descriptors one 64-bit add of the stage's offset to stage 0's (kbd_mma_desc_add_bytes), which
+ *     ptxas does on the pair (LEA, IADD3.X) before the moves to uniform registers, so that every K-step's descriptor
+ *     is one UIADD3.64 of it; stage 0's high word kept apart (kbd_mma_desc_advance) made the first K-step a 32-bit
+ *     add, an add with carry and a zero register per operand (37 -> 36, 40 -> 38). */
 KBD_DEV void GEMM_MMA_KLOOP(gemm_acc2 *acc, unsigned char *smem, const gemm_smem *l, uint32_t full0, uint32_t empty0,
                             int ktiles, uint32_t *ring, const int mc, const gemm_cluster *cl) {
   const uint32_t peers = mc ? cl->peers : 0u; /* 0: this CTA's barrier only */
-#if KBD_MODE_CUDA
-  /* gemm_cluster_of puts this CTA's own rank in peers: the hint is true of every cluster launch */
-  if (mc && peers == 0u) __builtin_unreachable();
-#endif
+  /* gemm_cluster_of puts this CTA's own rank in peers: a non-zero mask lets nvcc drop the multicast commit's mask
+   * test (the CPU machine reports a zero mask here) */
+  if (mc) kbd_cluster_mask_assume(peers);
   const GEMM_A2_TILE a = KBD_SMEM_PLAN_STILE(GEMM_A2_TILE, smem, l->a, 0);
   const GEMM_B_TILE b = KBD_SMEM_PLAN_STILE(GEMM_B_TILE, smem, l->b, 0);
   const uint64_t a0 = kbd_mma_desc_of(a), b0 = kbd_mma_desc_of(b);
@@ -151,22 +158,28 @@ KBD_DEV void GEMM_MMA_KLOOP(gemm_acc2 *acc, unsigned char *smem, const gemm_smem
   const int bper = (int)KBD_SMEM_PLAN_STILE_STRIDE(GEMM_B_TILE) / 8;
   if (ktiles <= 0) return;
   /* the commit tracks every MMA this thread issued: it frees the stage once they have read it (in a cluster in this
-   * CTA and its peers) */
-  uint32_t c = *ring;
-  const uint32_t end = c + GEMM__RING_STEP * (uint32_t)ktiles;
-  {
-    const uint32_t o = c % GEMM__RING_BYTES;
-    kbd_mbarrier_wait_at(full0 + o, (c / GEMM__RING_BYTES) & 1u);
-    kbd_mma_issue_commit_by_desc(*acc, GEMM_A2_TILE, GEMM_B_TILE, kbd_mma_desc_advance(a0, (int)o * aper),
-                                 kbd_mma_desc_advance(b0, (int)o * bper), 0, empty0 + o, peers);
+   * CTA and its peers). One elected section around the k-loop: its thread waits for each stage, issues and commits;
+   * the tile's commit after it (GEMM_MMA_WARP) elects the same lane, as elect.sync over the same converged warp does
+   * every time (ptx-reference 6.3; the per-k-block sections relied on it as well). */
+  const uint32_t c0 = *ring, end = c0 + GEMM__RING_STEP * (uint32_t)ktiles;
+  KBD_ELECT_ONE {
+    uint32_t c = c0;
+    {
+      const uint32_t o = c % GEMM__RING_BYTES;
+      kbd_mbarrier_wait_at(full0 + o, (c / GEMM__RING_BYTES) & 1u);
+      kbd_mma_issue_commit_by_desc_elected(
+          *acc, GEMM_A2_TILE, GEMM_B_TILE, kbd_mma_desc_add_bytes(a0, (int32_t)(o * (uint32_t)aper)),
+          kbd_mma_desc_add_bytes(b0, (int32_t)(o * (uint32_t)bper)), 0, empty0 + o, peers);
+    }
+    for (c += GEMM__RING_STEP; c != end; c += GEMM__RING_STEP) {
+      const uint32_t o = c % GEMM__RING_BYTES;
+      kbd_mbarrier_wait_at(full0 + o, (c / GEMM__RING_BYTES) & 1u);
+      kbd_mma_issue_commit_by_desc_elected(
+          *acc, GEMM_A2_TILE, GEMM_B_TILE, kbd_mma_desc_add_bytes(a0, (int32_t)(o * (uint32_t)aper)),
+          kbd_mma_desc_add_bytes(b0, (int32_t)(o * (uint32_t)bper)), 1, empty0 + o, peers);
+    }
   }
-  for (c += GEMM__RING_STEP; c != end; c += GEMM__RING_STEP) {
-    const uint32_t o = c % GEMM__RING_BYTES;
-    kbd_mbarrier_wait_at(full0 + o, (c / GEMM__RING_BYTES) & 1u);
-    kbd_mma_issue_commit_by_desc(*acc, GEMM_A2_TILE, GEMM_B_TILE, kbd_mma_desc_advance(a0, (int)o * aper),
-                                 kbd_mma_desc_advance(b0, (int)o * bper), 1, empty0 + o, peers);
-  }
-  *ring = c;
+  *ring = end; /* the warp's copy: only the elected thread's counter moved */
 }
 KBD_DEV void GEMM_MMA_WARP(unsigned char *smem, const gemm_smem *l, kbd_tmem *tmem, kbd_mbarrier *full,
                            kbd_mbarrier *empty, kbd_mbarrier *accfull, kbd_mbarrier *accempty, const gemm_cluster *cl,

@@ -37,6 +37,9 @@
  *                                             a0, b0 (kbd_mma_desc_of) and strides astride, bstride bytes
  *   kbd_mma_issue_commit_by_desc(acc, TA, TB, adesc, bdesc, accumulate, addr, mask)   sm_100a, the MMA warp:
  *                                             kbd_mma_issue_commit_at of the tiles the descriptors name
+ *   kbd_mma_issue_commit_by_desc_elected(acc, TA, TB, adesc, bdesc, accumulate, addr, mask)   the same by the
+ *                                             calling thread: inside the MMA warp's own KBD_ELECT_ONE around its
+ *                                             whole k-loop (docs/mma.md, "One elected section ...")
  *   kbd_mma_desc_of(t), kbd_mma_desc_advance(d, bytes)   a tile's descriptor; moved by whole tiles (low word)
  *   kbd_mma_release_lanes(acc, addr, lanes)   sm_90a, the warpgroup: kbd_mma_release_at's wait, then lane r arrives
  *                                             at cluster rank r for each lane of lanes = kbd_mma_lanes(mask), made
@@ -505,6 +508,8 @@ KBD_DEV void kbd__wgmma_release_lanes(uint32_t bar, uint32_t lanes, KBD_SITE_PAR
   ((void)(accumulate), (void)(bar), (void)(mask))
 #define kbd__mma_issue_commit_by_desc_(acc, a, b, adesc, bdesc, accumulate, ta, tb, bar, mask)                         \
   ((void)(adesc), (void)(bdesc), (void)(accumulate), (void)(bar), (void)(mask))
+#define kbd__mma_issue_commit_by_desc_one_(acc, a, b, adesc, bdesc, accumulate, ta, tb, bar, mask)                     \
+  ((void)(adesc), (void)(bdesc), (void)(accumulate), (void)(bar), (void)(mask))
 #define kbd__mma_commit_mc_(acc, bar, mask) ((void)(bar), (void)(mask))
 #define kbd__acc_wait_(acc, bar, parity) ((void)(bar), (void)(parity))
 #define kbd__acc_release_(acc, bar) ((void)(bar))
@@ -657,12 +662,31 @@ KBD_DEV void kbd__umma_issue_commit_warp(uint32_t taddr, int m_total, int n, int
       kbd_hw_umma_commit_mc_at(bar, (uint16_t)mask, KBD_SITE_ARGS);
   }
 }
+/* kbd_mma_issue_commit_by_desc_elected: the same issue and commit by the calling thread, the elected lane of the
+ * caller's own KBD_ELECT_ONE section around its whole k-loop (docs/mma.md, "One elected section around the sm_100a
+ * k-loop"). With a section per k-block the loop enters a divergent region (ELECT) every k-block, and a kernel whose
+ * other warps run divergent code ptxas cannot see through (the GEMM epilogue's 64-bit tile divisions call a
+ * subroutine under per-thread conditions) makes ptxas treat the MMA warp as possibly diverged too: each k-block then
+ * tests convergence (BRA.DIV), brackets the barrier wait (BSSY/BSYNC), keeps the loop's values in vector registers
+ * and moves them to uniform ones again inside the section (R2UR). One section around the loop pays that once. */
+KBD_DEV void kbd__umma_issue_commit_one(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
+                                        uint64_t a0, kbd_smem_shape bs, uint64_t b0, int accumulate, uint32_t bar,
+                                        uint32_t mask, KBD_SITE_PARAMS) {
+  kbd_hw_umma_elected("kbd_mma_issue_commit_by_desc_elected", KBD_SITE_ARGS);
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, a0, bs, b0, accumulate, KBD_SITE_ARGS);
+  if (mask == 0u)
+    kbd_hw_umma_commit_at(bar, KBD_SITE_ARGS);
+  else
+    kbd_hw_umma_commit_mc_at(bar, (uint16_t)mask, KBD_SITE_ARGS);
+}
 #define kbd__umma_issue_commit_call_(acc, a, b, accumulate, ta, tb, aop, bop, bar, mask)                               \
-  kbd__umma_issue_commit_warp((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                      \
-                              kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), KBD_ROWS(acc) == 64 ? 64 : 128,         \
-                                                  KBD_COLS(acc), KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),          \
-                              KBD_STILE_SHAPE(a), (aop), KBD_STILE_SHAPE(b), (bop), (accumulate), (uint32_t)(bar),     \
-                              (uint32_t)(mask), KBD_SITE)
+  kbd__umma_issue_commit_fn_(kbd__umma_issue_commit_warp, acc, a, b, accumulate, ta, tb, aop, bop, bar, mask)
+#define kbd__umma_issue_commit_fn_(fn, acc, a, b, accumulate, ta, tb, aop, bop, bar, mask)                             \
+  fn((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                                               \
+     kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), KBD_ROWS(acc) == 64 ? 64 : 128, KBD_COLS(acc),                   \
+                         KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                                                  \
+     KBD_STILE_SHAPE(a), (aop), KBD_STILE_SHAPE(b), (bop), (accumulate), (uint32_t)(bar), (uint32_t)(mask), KBD_SITE)
 #define kbd__mma_issue_commit_at_(acc, a, b, accumulate, ta, tb, bar, mask)                                            \
   kbd__umma_issue_commit_call_(acc, a, b, accumulate, ta, tb,                                                          \
                                kbd__mma_desc_of(KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE)),                \
@@ -674,9 +698,13 @@ KBD_DEV uint64_t kbd__umma_desc_checked(kbd_smem_shape s, uint64_t d, const char
   return d;
 }
 #define kbd__mma_issue_commit_by_desc_(acc, a, b, adesc, bdesc, accumulate, ta, tb, bar, mask)                         \
-  kbd__umma_issue_commit_call_(                                                                                        \
-      acc, a, b, accumulate, ta, tb, kbd__umma_desc_checked(KBD_STILE_SHAPE(a), (uint64_t)(adesc), "A", KBD_SITE),     \
-      kbd__umma_desc_checked(KBD_STILE_SHAPE(b), (uint64_t)(bdesc), "B", KBD_SITE), bar, mask)
+  kbd__mma_issue_commit_by_desc_fn_(kbd__umma_issue_commit_warp, acc, a, b, adesc, bdesc, accumulate, ta, tb, bar, mask)
+#define kbd__mma_issue_commit_by_desc_one_(acc, a, b, adesc, bdesc, accumulate, ta, tb, bar, mask)                     \
+  kbd__mma_issue_commit_by_desc_fn_(kbd__umma_issue_commit_one, acc, a, b, adesc, bdesc, accumulate, ta, tb, bar, mask)
+#define kbd__mma_issue_commit_by_desc_fn_(fn, acc, a, b, adesc, bdesc, accumulate, ta, tb, bar, mask)                  \
+  kbd__umma_issue_commit_fn_(fn, acc, a, b, accumulate, ta, tb,                                                        \
+                             kbd__umma_desc_checked(KBD_STILE_SHAPE(a), (uint64_t)(adesc), "A", KBD_SITE),             \
+                             kbd__umma_desc_checked(KBD_STILE_SHAPE(b), (uint64_t)(bdesc), "B", KBD_SITE), bar, mask)
 KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PARAMS) {
   KBD_ELECT_ONE { kbd_hw_umma_commit_mc(bar, (uint16_t)mask, KBD_SITE_ARGS); }
 }
@@ -775,6 +803,16 @@ KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PAR
     kbd__mma_issue_commit_by_desc_(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB), adesc, bdesc, accumulate,              \
                                    KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TA))),                                       \
                                    KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TB))), bar, mask);                           \
+  } while (0)
+/* kbd_mma_issue_commit_by_desc from elected-lane code: the MMA warp's own KBD_ELECT_ONE around its k-loop (the
+ * barrier waits inside it too); the CPU machine faults a call from warp-uniform or per-lane code */
+#define kbd_mma_issue_commit_by_desc_elected(acc, TA, TB, adesc, bdesc, accumulate, bar, mask)                         \
+  do {                                                                                                                 \
+    KBD__MMA_STATIC_CHECKS(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB));                                               \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
+    kbd__mma_issue_commit_by_desc_one_(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB), adesc, bdesc, accumulate,          \
+                                       KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TA))),                                   \
+                                       KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TB))), bar, mask);                       \
   } while (0)
 #define kbd_mma_commit(acc, bar)                                                                                       \
   do {                                                                                                                 \

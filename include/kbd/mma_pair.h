@@ -22,6 +22,8 @@
  *                                        kbd_mma_pair_issue of tiles of types TA, TB named by descriptors
  *                                        (kbd_mma_desc_of, kbd_mma_desc_advance), then kbd_mma_pair_commit to the
  *                                        barrier at 32-bit shared address addr, from one elected section
+ *   kbd_mma_pair_issue_commit_by_desc_elected(...)   the same by the calling thread, inside the warp's own
+ *                                        KBD_ELECT_ONE around its whole k-loop
  *   kbd_acc_wait / kbd_acc_load          each CTA reads its own half, as for a single-CTA accumulator
  *   kbd_acc_release_pair(acc, bar)       the reading warp releases the half to the issuer: an arrive on the EVEN
  *                                        CTA's `bar`
@@ -147,6 +149,23 @@ KBD_DEV void kbd__umma_pair_issue_commit(uint32_t taddr, int kind, uint32_t ides
   KBD_SITE_UNUSED;
 #endif
 }
+/* kbd_mma_pair_issue_commit_by_desc_elected: the same by the calling thread, the elected lane of the MMA warp's own
+ * KBD_ELECT_ONE around its whole k-loop (kbd_mma_issue_commit_by_desc_elected has the compiler reason) */
+KBD_DEV void kbd__umma_pair_issue_commit_one(uint32_t taddr, int kind, uint32_t idesc, kbd_smem_shape as, uint64_t a0,
+                                             kbd_smem_shape bs, uint64_t b0, int accumulate, uint32_t bar,
+                                             KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd_hw_umma_elected("kbd_mma_pair_issue_commit_by_desc_elected", KBD_SITE_ARGS);
+  kbd__mma_desc_tile(KBD_MMA_SM100, as, a0, "A", KBD_SITE_ARGS);
+  kbd__mma_desc_tile(KBD_MMA_SM100, bs, b0, "B", KBD_SITE_ARGS);
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  kbd__umma_pair_issue_k(taddr, kind, idesc, as, a0, bs, b0, accumulate, KBD_SITE_ARGS);
+  kbd_hw_umma_commit_pair_at(bar, kbd__pair_mask(), KBD_SITE_ARGS);
+#else
+  (void)taddr, (void)kind, (void)idesc, (void)as, (void)a0, (void)bs, (void)b0, (void)accumulate, (void)bar;
+  KBD_SITE_UNUSED;
+#endif
+}
 #define kbd__mma_pair_(acc, a, b, accumulate, ta, tb)                                                                  \
   kbd__umma_pair_issue((acc).taddr, kbd_mma_kind_of(ta, tb),                                                           \
                        kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 2 * KBD_ROWS(a), 2 * KBD_ROWS(b),              \
@@ -154,11 +173,15 @@ KBD_DEV void kbd__umma_pair_issue_commit(uint32_t taddr, int kind, uint32_t ides
                        KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                      \
                        kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
 #define kbd__mma_pair_commit_by_desc_(acc, a, b, adesc, bdesc, accumulate, bar, ta, tb)                                \
-  kbd__umma_pair_issue_commit((acc).taddr, kbd_mma_kind_of(ta, tb),                                                    \
-                              kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 2 * KBD_ROWS(a), 2 * KBD_ROWS(b),       \
-                                                  KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                         \
-                              KBD_STILE_SHAPE(a), (uint64_t)(adesc), KBD_STILE_SHAPE(b), (uint64_t)(bdesc),            \
-                              (accumulate), (uint32_t)(bar), KBD_SITE)
+  kbd__mma_pair_commit_by_desc_fn_(kbd__umma_pair_issue_commit, acc, a, b, adesc, bdesc, accumulate, bar, ta, tb)
+#define kbd__mma_pair_commit_by_desc_one_(acc, a, b, adesc, bdesc, accumulate, bar, ta, tb)                            \
+  kbd__mma_pair_commit_by_desc_fn_(kbd__umma_pair_issue_commit_one, acc, a, b, adesc, bdesc, accumulate, bar, ta, tb)
+#define kbd__mma_pair_commit_by_desc_fn_(fn, acc, a, b, adesc, bdesc, accumulate, bar, ta, tb)                         \
+  fn((acc).taddr, kbd_mma_kind_of(ta, tb),                                                                             \
+     kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), 2 * KBD_ROWS(a), 2 * KBD_ROWS(b), KBD_STILE_MAJOR(a),            \
+                         KBD_STILE_MAJOR(b), 0u),                                                                      \
+     KBD_STILE_SHAPE(a), (uint64_t)(adesc), KBD_STILE_SHAPE(b), (uint64_t)(bdesc), (accumulate), (uint32_t)(bar),      \
+     KBD_SITE)
 
 KBD_DEV void kbd__umma_pair_commit(uint64_t *bar, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
@@ -217,6 +240,15 @@ KBD_DEV void kbd__acc_release_pair(uint64_t *bar, KBD_SITE_PARAMS) {
     kbd__mma_pair_commit_by_desc_(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB), adesc, bdesc, accumulate, bar,          \
                                   KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TA))),                                        \
                                   KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TB))));                                       \
+  } while (0)
+/* the same from elected-lane code: the MMA warp's own KBD_ELECT_ONE around its k-loop (the CPU machine faults a call
+ * from warp-uniform or per-lane code) */
+#define kbd_mma_pair_issue_commit_by_desc_elected(acc, TA, TB, adesc, bdesc, accumulate, bar)                          \
+  do {                                                                                                                 \
+    KBD__MMA_PAIR_STATIC_CHECKS(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB));                                          \
+    kbd__mma_pair_commit_by_desc_one_(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB), adesc, bdesc, accumulate, bar,      \
+                                      KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TA))),                                    \
+                                      KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TB))));                                   \
   } while (0)
 #define kbd_acc_release_pair(acc, bar)                                                                                 \
   do {                                                                                                                 \

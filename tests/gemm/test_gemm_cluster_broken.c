@@ -2,8 +2,8 @@
  * of a column share B and the CTAs of a row share A (each multicasts its share into its peers), so a stage may be
  * refilled only when the MMAs of the CTA and of all its peers have read it. Two breaks, chosen at run time:
  *   local        a CTA pair: the stage is released in the CTA's own barrier only (kbd_mma_lanes of the own rank
- *                and kbd_mma_wait_at with mask 0 on sm_90a, kbd_mma_issue_commit_by_desc with mask 0 on sm_100a,
- *                where the loops pass the peers)
+ *                and kbd_mma_wait_at with mask 0 on sm_90a, kbd_mma_issue_commit_by_desc(_elected) with mask 0 on
+ *                sm_100a, where the loops pass the peers)
  *   column only  a 2 x 2 cluster: the release reaches the column peer (B) but not the row peer (A)
  * Either way the barriers count fewer arrivals than they wait for, and the CPU machine must report it in the first
  * run under the default schedule (a deadlock naming the producer's wait, or a data race on the stage when a
@@ -30,6 +30,7 @@ static int broken_column_only; /* 0: local, 1: column only */
 #undef kbd_mma_wait_at
 #undef kbd_mma_issue_commit_at
 #undef kbd_mma_issue_commit_by_desc
+#undef kbd_mma_issue_commit_by_desc_elected
 #undef kbd_mma_lanes
 /* the mask is 0 in the single-CTA loops and the peers in the cluster ones */
 #define GEMM_BROKEN_MASK(mask) ((mask) == 0u ? 0u : broken_column_only ? (uint32_t)cl->col : 0u)
@@ -42,6 +43,10 @@ static int broken_column_only; /* 0: local, 1: column only */
   kbd__mma_issue_commit_by_desc_(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB), adesc, bdesc, accumulate,                \
                                  KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TA))),                                         \
                                  KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TB))), bar, GEMM_BROKEN_MASK(mask))
+#define kbd_mma_issue_commit_by_desc_elected(acc, TA, TB, adesc, bdesc, accumulate, bar, mask)                         \
+  kbd__mma_issue_commit_by_desc_one_(acc, KBD__STILE_OBJ(TA), KBD__STILE_OBJ(TB), adesc, bdesc, accumulate,            \
+                                     KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TA))),                                     \
+                                     KBD__MMA_TYPE(KBD_DTYPE(KBD__STILE_OBJ(TB))), bar, GEMM_BROKEN_MASK(mask))
 /* sm_90a's release by lanes (kbd_mma_lanes of the peers, every loop): the own rank's lane only, or the column's */
 #define kbd_mma_lanes(mask)                                                                                            \
   kbd__mma_lanes_((mask) == 0u ? 0u : broken_column_only ? (uint32_t)cl->col : 1u << (cl->rm + cl->cm * cl->rn))

@@ -24,6 +24,9 @@
  *   RG_ELECTED   kbd_mbarrier_addr_uniform (a warp shuffle) from elected code: KBD_ERR_ISSUE at that line
  * sm_100a (default): one CTA, warp 1 the MMA warp: kbd_mma_issue_commit_by_desc over a 2-stage ring of tiles filled
  * by the warpgroup, exact against the host product; a descriptor of the wrong layout is KBD_ERR_INVALID at the issue.
+ * The same with the whole loop in one KBD_ELECT_ONE and kbd_mma_issue_commit_by_desc_elected (stages moved by
+ * kbd_mma_desc_add_bytes, as the GEMM's MMA warp does): exact, the wrong layout KBD_ERR_INVALID at its line, and a call
+ * from warp-uniform or per-lane code KBD_ERR_ISSUE at its line.
  */
 #include <kbd/tile.h> /* first: it sets the feature macros the system headers read */
 #include <setjmp.h>
@@ -310,7 +313,9 @@ static void test_addr_uniform_elected(void **state) {
 
 #else
 /* ---- sm_100a: kbd_mma_issue_commit_by_desc --------------------------------------------------------------- */
-enum { RC_OK, RC_LAYOUT };
+/* RC_ELECTED*: the k-loop as the GEMM's MMA warp writes it, one KBD_ELECT_ONE around the stages' waits and
+ * kbd_mma_issue_commit_by_desc_elected; RC_EL_UNIFORM / RC_EL_LANES call that form from warp-uniform / per-lane code */
+enum { RC_OK, RC_LAYOUT, RC_ELECTED, RC_EL_LAYOUT, RC_EL_UNIFORM, RC_EL_LANES };
 #define RC_M 128
 typedef KBD_STILE(bf16, RC_M, RK, KBD_SWIZZLE_128B) rc_a;
 
@@ -320,7 +325,7 @@ typedef struct rc_params {
   int brk;
 } rc_params;
 
-static int rc_line_issue;
+static int rc_line_issue, rc_line_elected, rc_line_uniform, rc_line_lanes;
 
 KBD_KERNEL(rc_kernel, 256, rc_params) {
   KBD_SHARED_STILE(rc_a, a0);
@@ -350,15 +355,37 @@ KBD_KERNEL(rc_kernel, 256, rc_params) {
   if (kbd_warp_id() == 1) {
     kbd_acc_bind(acc, tm, 0, &done[1]);
     const uint64_t ad = kbd_mma_desc_of(a0);
-    const uint64_t bd =
-        p.brk == RC_LAYOUT ? kbd_mma_desc_of(KBD_STILE_AT(rg_b64, (unsigned char *)b0.p)) : kbd_mma_desc_of(b0);
+    const uint64_t bd = p.brk == RC_LAYOUT || p.brk == RC_EL_LAYOUT
+                            ? kbd_mma_desc_of(KBD_STILE_AT(rg_b64, (unsigned char *)b0.p))
+                            : kbd_mma_desc_of(b0);
     const int astride = (int)((unsigned char *)a1.p - (unsigned char *)a0.p);
     const int bstride = (int)((unsigned char *)b1.p - (unsigned char *)b0.p);
     const uint32_t bar = kbd_mbarrier_addr(&done[0]);
-    for (int s = 0; s < 2; ++s) {
+    if (p.brk == RC_ELECTED || p.brk == RC_EL_LAYOUT) {
+      KBD_ELECT_ONE {
+        for (int s = 0; s < 2; ++s) {
+          /* clang-format off */
+          MT_MARK(rc_line_elected); kbd_mma_issue_commit_by_desc_elected(acc, rc_a, rg_b, kbd_mma_desc_add_bytes(ad, s * astride), kbd_mma_desc_add_bytes(bd, s * bstride), s > 0, bar, 0u);
+          /* clang-format on */
+        }
+      }
+    } else if (p.brk == RC_EL_UNIFORM) {
       /* clang-format off */
-      MT_MARK(rc_line_issue); kbd_mma_issue_commit_by_desc(acc, rc_a, rg_b, kbd_mma_desc_advance(ad, s * astride), kbd_mma_desc_advance(bd, s * bstride), s > 0, bar, 0u);
+      MT_MARK(rc_line_uniform); kbd_mma_issue_commit_by_desc_elected(acc, rc_a, rg_b, ad, bd, 0, bar, 0u);
       /* clang-format on */
+    } else if (p.brk == RC_EL_LANES) {
+      KBD_FOR_LANES(l) {
+        (void)l;
+        /* clang-format off */
+        MT_MARK(rc_line_lanes); kbd_mma_issue_commit_by_desc_elected(acc, rc_a, rg_b, ad, bd, 0, bar, 0u);
+        /* clang-format on */
+      }
+    } else {
+      for (int s = 0; s < 2; ++s) {
+        /* clang-format off */
+        MT_MARK(rc_line_issue); kbd_mma_issue_commit_by_desc(acc, rc_a, rg_b, kbd_mma_desc_advance(ad, s * astride), kbd_mma_desc_advance(bd, s * bstride), s > 0, bar, 0u);
+        /* clang-format on */
+      }
     }
     kbd_mma_commit(acc, &done[1]);
   }
@@ -429,7 +456,50 @@ static void test_issue_commit_bad_layout(void **state) {
   MT_ASSERT_AT(st, MT_LINE(rc_line_issue));
   MT_ASSERT_HAS(st, KBD_MMA_RULE_DESC_TILE);
 }
-#define RG_ARCH_TESTS MT_TEST(test_issue_commit_by_desc), MT_TEST(test_issue_commit_bad_layout),
+/* the whole k-loop in one elected section: the same exact product */
+static void test_issue_commit_elected(void **state) {
+  (void)state;
+  for (long threads = 1; threads <= 2; ++threads)
+    for (long seed = -1; seed <= 1; ++seed) {
+      mt_env(threads, seed);
+      const kbd_status st = rc_run(RC_ELECTED);
+      if (st.code != KBD_OK) fail_msg("threads %ld seed %ld: %s", threads, seed, st.msg);
+    }
+}
+/* the elected form checks the descriptors as strictly: the wrong layout at its line */
+static void test_issue_commit_elected_bad_layout(void **state) {
+  (void)state;
+  mt_env(1, -1);
+  mt_quiet(1);
+  const kbd_status st = rc_run(RC_EL_LAYOUT);
+  MT_ASSERT_CODE(st, KBD_ERR_INVALID);
+  MT_ASSERT_AT(st, MT_LINE(rc_line_elected));
+  MT_ASSERT_HAS(st, KBD_MMA_RULE_DESC_TILE);
+}
+/* from warp-uniform code all 32 threads would issue: named at the call, with the form's name */
+static void test_issue_commit_elected_uniform(void **state) {
+  (void)state;
+  mt_env(1, -1);
+  mt_quiet(1);
+  const kbd_status st = rc_run(RC_EL_UNIFORM);
+  MT_ASSERT_CODE(st, KBD_ERR_ISSUE);
+  MT_ASSERT_AT(st, MT_LINE(rc_line_uniform));
+  MT_ASSERT_HAS(st, "kbd_mma_issue_commit_by_desc_elected in warp-uniform code");
+}
+/* from per-lane code each of the 32 lanes would issue the MMAs and the commit */
+static void test_issue_commit_elected_lanes(void **state) {
+  (void)state;
+  mt_env(1, -1);
+  mt_quiet(1);
+  const kbd_status st = rc_run(RC_EL_LANES);
+  MT_ASSERT_CODE(st, KBD_ERR_ISSUE);
+  MT_ASSERT_AT(st, MT_LINE(rc_line_lanes));
+  MT_ASSERT_HAS(st, "kbd_mma_issue_commit_by_desc_elected in per-lane (KBD_FOR_LANES) code");
+}
+#define RG_ARCH_TESTS                                                                                                  \
+  MT_TEST(test_issue_commit_by_desc), MT_TEST(test_issue_commit_bad_layout), MT_TEST(test_issue_commit_elected),       \
+      MT_TEST(test_issue_commit_elected_bad_layout), MT_TEST(test_issue_commit_elected_uniform),                       \
+      MT_TEST(test_issue_commit_elected_lanes),
 #endif
 
 int main(void) {

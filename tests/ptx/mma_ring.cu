@@ -1,7 +1,8 @@
 /* PTX probe for the GEMM main loops' calls (issue 27; tests/ptx/mma_ring.check): kbd_mbarrier_addr_uniform (the
  * barrier's shared address, then a shuffle from lane 0 over the whole warp), and on sm_90a kbd_mma_ring (the stage
  * index shuffled after wgmma.fence, two multiply-adds into the descriptors' low words, the K-steps' wgmmas) with
- * kbd_mma_release_lanes (wait_group 1, then one predicated remote arrive per lane: no branch in the loop). */
+ * kbd_mma_release_lanes (wait_group 1, then one predicated remote arrive per lane: no branch in the loop); on sm_100a
+ * the MMA warp's k-loop in one elected section (kbd_mma_issue_commit_by_desc_elected). */
 #include <kbd/tile.h>
 
 typedef struct {
@@ -41,11 +42,28 @@ KBD_KERNEL(ptx_ring, 128, ptx_ring_params) {
   kbd_acc_load(r, acc, 0);
   kbd_store2d(p.out, r, 64, 128, 128, 0, 0);
 #else
-  (void)a1, (void)b1;
-  KBD_ELECT_ONE {
-    p.out[0] = (float)full0;
-    p.out[1] = (float)empty0;
+  /* the sm_100a MMA warp's k-loop as the GEMM writes it: one elected section around the stage waits and
+   * kbd_mma_issue_commit_by_desc_elected (the stage's descriptors by one 64-bit add) */
+  KBD_SHARED(kbd_tmem, tm, 1);
+  if (kbd_warp_id() == 0) kbd_tmem_alloc(tm, 128);
+  kbd_sync();
+  if (kbd_warp_id() == 1) {
+    KBD_ACC(f32, 64, 128) acc;
+    kbd_acc_bind(acc, tm, 0, &full[1]);
+    const uint64_t ad = kbd_mma_desc_of(a0), bd = kbd_mma_desc_of(b0);
+    const int astride = (int)((unsigned char *)a1.p - (unsigned char *)a0.p);
+    const int bstride = (int)((unsigned char *)b1.p - (unsigned char *)b0.p);
+    KBD_ELECT_ONE {
+      for (int i = 0; i < p.kt; ++i) {
+        const uint32_t s = (uint32_t)i % 2u;
+        kbd_mbarrier_wait_at(full0 + 8u * s, (unsigned)(i / 2) & 1u);
+        kbd_mma_issue_commit_by_desc_elected(acc, ring_a, ring_b, kbd_mma_desc_add_bytes(ad, (int32_t)s * astride),
+                                             kbd_mma_desc_add_bytes(bd, (int32_t)s * bstride), i > 0, empty0 + 8u * s,
+                                             p.mask);
+      }
+    }
   }
-  (void)a0, (void)b0;
+  kbd_sync();
+  if (kbd_warp_id() == 0) kbd_tmem_free(tm, 128);
 #endif
 }

@@ -357,5 +357,20 @@ static inline void kbd_hw_umma_commit_mc_at(uint32_t addr, uint16_t mask, KBD_SI
   kbd_hw_umma_commit_mc(kbd_cpu_mbar_at(addr, "tcgen05.commit (multicast)", KBD_SITE_ARGS), mask, KBD_SITE_ARGS);
 }
 
+/* The caller says it runs in elected-lane code (KBD_ELECT_ONE): `what` issues from the calling thread without
+ * electing one. From warp-uniform code all 32 threads of the warp would issue its MMAs and commit; from per-lane code
+ * (KBD_FOR_LANES) each lane would. Both are faults here, where the GPU would multiply the work silently. */
+static inline void kbd_hw_umma_elected(const char *what, KBD_SITE_PARAMS) {
+  const kbd_cpu_warp *w = kbd_cpu_self();
+  if (KBD_UNLIKELY(!w->elect_depth || w->lanes_depth))
+    kbd_cpu_fault(KBD_ERR_ISSUE, KBD_SITE_ARGS,
+                  "%s in %s code: it issues from the calling thread and belongs inside the MMA warp's KBD_ELECT_ONE "
+                  "{ ... } (around the whole k-loop); %s. Or call the form without _elected, which elects a lane "
+                  "itself",
+                  what, w->lanes_depth ? "per-lane (KBD_FOR_LANES)" : "warp-uniform",
+                  w->lanes_depth ? "each lane would issue the MMAs and the commit"
+                                 : "all 32 threads of the warp would issue the MMAs and the commit");
+}
+
 #endif /* KBD_MODE_CPU */
 #endif /* KBD_CPU_MMA_UMMA_H */

@@ -71,5 +71,11 @@ KBD_DEV void kbd_hw_umma_commit_mc_at(uint32_t addr, uint16_t mask, KBD_SITE_PAR
 #endif
 }
 
+/* The caller runs in elected-lane code (KBD_ELECT_ONE): no instruction (the CPU machine checks it; cpu/mma_umma.h). */
+KBD_DEV void kbd_hw_umma_elected(const char *what, KBD_SITE_PARAMS) {
+  (void)what;
+  KBD_SITE_UNUSED;
+}
+
 #endif /* KBD_MODE_CUDA */
 #endif /* KBD_PTX_MMA_UMMA_H */
