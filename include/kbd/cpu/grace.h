@@ -413,8 +413,12 @@ static inline kbd_cpu_gr_chunk *kbd_cpu_gr_chunk_get(kbd_cpu_gr_chunk ***tab, si
 static inline kbd_cpu_gr_half *kbd_cpu_gr_half_get(kbd_cpu_gr_chunk *c, int k, int make) {
   kbd_cpu_gr_half *h = __atomic_load_n(&c->h[k], __ATOMIC_ACQUIRE);
   if (KBD_LIKELY(h) || !make) return h;
-  kbd_cpu_gr_half *nh = (kbd_cpu_gr_half *)calloc(1, sizeof *nh);
+  /* Zeroed by stores, not calloc: calloc's fresh pages would be mapped to the shared zero page by the access's first
+   * load of a record and copied at its first store, a second fault per page whose TLB flush interrupts every core
+   * running the process (5 % of a GPT-2 decode step, which reads each weight chunk once per launch). */
+  kbd_cpu_gr_half *nh = (kbd_cpu_gr_half *)malloc(sizeof *nh);
   if (!nh) return NULL;
+  memset(nh, 0, sizeof *nh);
   if (__atomic_compare_exchange_n(&c->h[k], &h, nh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return nh;
   free(nh);
   return h;

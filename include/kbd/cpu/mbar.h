@@ -318,6 +318,7 @@ static inline void kbd_cpu_copies_deliver(kbd_cpu_cta *cta, kbd_cpu_mbar *m) {
     const uint16_t info = (uint16_t)((unsigned)c.issuer | KBD_CPU_SH_ASYNC);
     for (size_t b = c.off; b < c.off + c.bytes; ++b)
       to->sh.winfo[b] = info;
+    if (c.bytes) kbd_cpu_shadow_delivered(&to->sh, c.off, c.bytes, info);
     if (c.clk > m->clk[c.issuer]) m->clk[c.issuer] = c.clk;
     m->tx -= (int32_t)c.bytes;
     kbd_cpu_mbar_check(cta, m);

@@ -118,14 +118,21 @@ static inline void kbd_cpu_mma_elems(int t, const unsigned char *p, int es, int 
  * multiply by an odd constant: a bijection, so a change of any one word always changes its chain, and the chains are
  * combined by rotations and xors, which keep that): four independent chains of 4 multiplies instead of one chain of 32
  * (one per byte and field), which had made this hash a fifth of a CPU-mode GPT-2 decode step. */
-static inline uint64_t kbd_cpu_mma_hash(const kbd_cpu_shadow *sh, size_t off) {
-  const uint32_t *wclk = sh->wclk + off;
-  const uint16_t *winfo = sh->winfo + off, *wsite = sh->wsite + off;
+static inline uint64_t kbd_cpu_mma_hash_of(const uint32_t *wclk, const uint16_t *winfo, const uint16_t *wsite,
+                                           int step) {
   uint64_t h[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull, 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull};
   for (int b = 0; b < 16; ++b)
     h[b & 3] =
-        (h[b & 3] ^ ((uint64_t)wclk[b] << 32 | (uint64_t)winfo[b] << 16 | (uint64_t)wsite[b])) * 0x100000001b3ull;
+        (h[b & 3] ^ ((uint64_t)wclk[b * step] << 32 | (uint64_t)winfo[b * step] << 16 | (uint64_t)wsite[b * step])) *
+        0x100000001b3ull;
   return h[0] ^ (h[1] << 16 | h[1] >> 48) ^ (h[2] << 32 | h[2] >> 32) ^ (h[3] << 48 | h[3] >> 16);
+}
+/* The digest of the unit at off: from its summary (step 0: the same word 16 times) when that is current, the same
+ * value as from its 16 bytes' state, which it equals. */
+static inline uint64_t kbd_cpu_mma_hash(const kbd_cpu_shadow *sh, size_t off) {
+  const kbd_cpu_shadow_unit *x = &sh->unit[off / 16];
+  if (x->sgen == x->gen) return kbd_cpu_mma_hash_of(&x->wclk, &x->winfo, &x->wsite, 0);
+  return kbd_cpu_mma_hash_of(sh->wclk + off, sh->winfo + off, sh->wsite + off, 1);
 }
 
 /* The async proxy will read the 16 bytes at off: CHECK them (written, delivered, generic writes fenced by their
@@ -137,14 +144,21 @@ static inline void kbd_cpu_mma_check_unit(kbd_cpu_cta *cta, kbd_cpu_warp *w, siz
   const int race = cta->L->race_check;
   /* The 16 bytes nearly always come from one store or one TMA box (the same clock and writer): then byte off's checks
    * are every byte's, and the loop below would fault at byte off first, so checking it alone reports the same. */
-  const uint32_t *wc = sh->wclk + off;
-  const uint16_t *wi = sh->winfo + off;
+  /* A current unit summary (kbd_cpu_shadow_unit) says so without loading the bytes' 96 bytes of write state. */
+  uint32_t c0, i0;
+  uint16_t s0;
   uint32_t diff = 0;
-  for (int b = 1; b < 16; ++b)
-    diff |= (wc[b] ^ wc[0]) | (uint32_t)(wi[b] ^ wi[0]);
+  if (!kbd_cpu_shadow_unit_uniform(sh, off / 16, &c0, &i0, &s0)) {
+    const uint32_t *wc = sh->wclk + off;
+    const uint16_t *wi = sh->winfo + off;
+    for (int b = 1; b < 16; ++b)
+      diff |= (wc[b] ^ wc[0]) | (uint32_t)(wi[b] ^ wi[0]);
+    c0 = wc[0];
+    i0 = wi[0];
+  }
   const size_t end = diff ? off + 16 : off + 1;
   for (size_t b = off; b < end; ++b) {
-    const uint32_t c = sh->wclk[b], info = sh->winfo[b], x = info & KBD_CPU_SH_WARP;
+    const uint32_t c = diff ? sh->wclk[b] : c0, info = diff ? sh->winfo[b] : i0, x = info & KBD_CPU_SH_WARP;
     if (KBD_UNLIKELY(c < base || (info & KBD_CPU_SH_PENDING) || (race && x != me && c > w->clk[x])))
       kbd_cpu_shadow_read_fault(cta, w, off, 16, what, kbd_cpu_no_elem(), KBD_SITE_ARGS);
     if (info & KBD_CPU_SH_ASYNC) continue;
@@ -161,29 +175,35 @@ static inline void kbd_cpu_mma_check_unit(kbd_cpu_cta *cta, kbd_cpu_warp *w, siz
   }
 }
 
-/* Loads the shadow lines of the unit at off toward the cache (a hint: no effect on what is checked). The operand
- * walks rows 128 bytes or more apart, each unit's 64 bytes of wclk a line of its own, and the checks of one unit
- * waited on those loads (the issue's first load of a unit's clocks alone took 12 % of a 2-layer GPT-2 run); fetched
- * a few units ahead, their latencies overlap. */
+/* Loads the summary of the unit at off toward the cache (a hint: no effect on what is checked). The operand walks
+ * rows 128 bytes or more apart, and the checks of one unit waited on the load of its shadow (the issue's first load
+ * of a unit's clocks alone took 12 % of a 2-layer GPT-2 run, when it read the unit's 64 bytes of wclk); fetched a few
+ * rows ahead, their latencies overlap. A unit whose summary is stale (written in parts) loads its bytes' state on
+ * demand. */
 static inline void kbd_cpu_mma_prefetch_unit(const kbd_cpu_shadow *sh, size_t off) {
-  __builtin_prefetch(sh->wclk + off);
-  __builtin_prefetch(sh->winfo + off);
-  __builtin_prefetch(sh->wsite + off);
+  __builtin_prefetch(&sh->unit[off / 16]);
 }
-/* How many rows (units, at the retirement) ahead the prefetch runs. */
+/* How many rows ahead the issue's prefetch runs. */
 #define KBD_CPU_MMA_PF_AHEAD 4
 
-static inline void kbd_cpu_mma_chunk_add(kbd_cpu_mma_chunks *c, const kbd_cpu_shadow *sh, uint32_t off) {
+/* A unit that warp gid checked (kbd_cpu_mma_check_unit): its offset, its write state's digest and change count. */
+static inline void kbd_cpu_mma_chunk_add(kbd_cpu_mma_chunks *c, const kbd_cpu_shadow *sh, uint32_t off, int gid) {
   if (c->n == c->cap) {
     c->cap = c->cap ? 2 * c->cap : 256;
     c->off = (uint32_t *)realloc(c->off, sizeof(uint32_t) * (size_t)c->cap);
     c->hash = (uint64_t *)realloc(c->hash, sizeof(uint64_t) * (size_t)c->cap);
-    if (!c->off || !c->hash) {
+    c->gen = (uint32_t *)realloc(c->gen, sizeof(uint32_t) * (size_t)c->cap);
+    if (!c->off || !c->hash || !c->gen) {
       fprintf(stderr, "kbd: out of host memory (MMA emulation)\n");
       abort();
     }
   }
+  if (c->n == 0)
+    c->gid = gid;
+  else if (c->gid != gid)
+    c->gid = -1;
   c->off[c->n] = off;
+  c->gen[c->n] = sh->unit[off / 16].gen;
   c->hash[c->n++] = kbd_cpu_mma_hash(sh, off);
 }
 
@@ -226,7 +246,7 @@ static inline void kbd_cpu_mma_operand_u(kbd_cpu_cta *cta, kbd_cpu_warp *w, int 
                       what, (unsigned long long)desc, a, row0 + r, k, top);
       if ((a & 15u) == 0) {
         kbd_cpu_mma_check_unit(cta, w, a, what, KBD_SITE_ARGS);
-        if (ch) kbd_cpu_mma_chunk_add(ch, &cta->sh, a);
+        if (ch) kbd_cpu_mma_chunk_add(ch, &cta->sh, a, w->gid);
         if (units) (*units)[(*nunits)++] = a;
       }
       kbd_cpu_mma_elems(type, cta->smem + a, es, per < kel - k ? per : kel - k, neg, out + r * kel + k);
@@ -242,12 +262,17 @@ static inline void kbd_cpu_mma_operand(kbd_cpu_cta *cta, kbd_cpu_warp *w, int ar
 
 /* The operation retires: its operand units must still hold what the issue read (else a producer overwrote
  * them while the MMA could still read them: reported at that write), then the async proxy's read is
- * recorded under `reader` at its current clock. */
+ * recorded under `reader` at its current clock.
+ * A unit whose change count (kbd_cpu_shadow_unit.gen) is the one taken with its hash has the write state it had then:
+ * nothing wrote it since, so its hash is unchanged (the retirement does not load its 64 + 32 + 32 bytes of write state
+ * to hash it again), and, if the warp that checked it at the issue is the reader, the read checks pass again (that
+ * warp's clocks only grew): only the read is recorded. A changed count takes the exact path: the hash compared, every
+ * check made. */
 static inline void kbd_cpu_mma_retire_read(kbd_cpu_cta *cta, kbd_cpu_warp *reader, const kbd_cpu_mma_chunks *ch,
                                            const char *what, const char *ifile, int iline, KBD_SITE_PARAMS) {
   kbd_cpu_shadow *sh = &cta->sh;
   for (int i = 0; i < ch->n; ++i) {
-    if (i + KBD_CPU_MMA_PF_AHEAD < ch->n) kbd_cpu_mma_prefetch_unit(sh, ch->off[i + KBD_CPU_MMA_PF_AHEAD]);
+    if (KBD_LIKELY(sh->unit[ch->off[i] / 16].gen == ch->gen[i])) continue;
     if (KBD_UNLIKELY(kbd_cpu_mma_hash(sh, ch->off[i]) != ch->hash[i])) {
       const size_t b = ch->off[i];
       char who[KBD_CPU_WHO_CAP];
@@ -264,16 +289,16 @@ static inline void kbd_cpu_mma_retire_read(kbd_cpu_cta *cta, kbd_cpu_warp *reade
     }
   }
   if (!cta->L->race_check) return;
-  /* the read records are stores to lines the hashes above did not touch: fetched for writing ahead */
-  const int own = reader->cta == cta;
+  const int own = reader->cta == cta, checked = ch->gid == reader->gid;
   for (int i = 0; i < ch->n; ++i) {
-    if (own && i + KBD_CPU_MMA_PF_AHEAD < ch->n) {
-      const size_t o = ch->off[i + KBD_CPU_MMA_PF_AHEAD];
-      __builtin_prefetch(sh->rmask + o, 1);
-      __builtin_prefetch(sh->rclk[reader->id] + o, 1);
-      __builtin_prefetch(sh->rsite[reader->id] + o, 1);
+    if (KBD_LIKELY(checked && sh->unit[ch->off[i] / 16].gen == ch->gen[i])) {
+      if (own)
+        kbd_cpu_shadow_read_record_unit(cta, reader, ch->off[i], ifile, iline);
+      else
+        kbd_cpu_shadow_read_record(cta, reader, ch->off[i], 16, ifile, iline);
+    } else {
+      kbd_cpu_shadow_read_at(cta, reader, ch->off[i], 16, what, kbd_cpu_no_elem(), ifile, iline);
     }
-    kbd_cpu_shadow_read_at(cta, reader, ch->off[i], 16, what, kbd_cpu_no_elem(), ifile, iline);
   }
 }
 

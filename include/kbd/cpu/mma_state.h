@@ -22,7 +22,9 @@
 typedef struct kbd_cpu_mma_chunks {
   uint32_t *off;
   uint64_t *hash;
+  uint32_t *gen; /* each unit's kbd_cpu_shadow_unit.gen when it was hashed */
   int n, cap;
+  int gid; /* the warp (group index) that checked every unit; -1: units of several warps */
 } kbd_cpu_mma_chunks;
 
 /* One wgmma of a warpgroup: each of its 4 warps issues its part (the warp's 16 rows of the m64 block). */
@@ -196,8 +198,10 @@ typedef struct kbd_cpu_ts_state {
 static inline void kbd_cpu_mma_chunks_free(kbd_cpu_mma_chunks *c) {
   free(c->off);
   free(c->hash);
+  free(c->gen);
   c->off = NULL;
   c->hash = NULL;
+  c->gen = NULL;
   c->n = c->cap = 0;
 }
 static inline void kbd_cpu_wgop_free(kbd_cpu_wgop *op) {

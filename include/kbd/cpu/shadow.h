@@ -107,30 +107,109 @@ static inline kbd_cpu_site kbd_cpu_site_of(uint16_t id) {
 
 /* ---- the shadow mapping --------------------------------------------------------------------------------- */
 
-/* wclk, rmask, rrclk: 4 B; wsite, winfo, rrwho, rrsite: 2 B; per warp rclk 4 B + rsite 2 B: 47 MB for 227 KiB.
+/* wclk, rmask, rrclk: 4 B; wsite, winfo, rrwho, rrsite: 2 B; per warp rclk 4 B + rsite 2 B; per 16-byte unit its
+ * summary 16 B and urmask 4 B, per warp urclk 4 B + ursite 2 B: 50 MB for 227 KiB. The unit records come first after
+ * the 64-byte alignment, so four units' summaries share a line.
  * calloc of that size is fresh zero pages from the kernel, so only the pages a kernel's accesses touch cost
  * memory. The arrays start on a 64-byte line: glibc hands a block this large out 16 bytes into its mapping, which
  * split each 16-byte unit's 64 bytes of wclk over two cache lines (the MMA's per-unit checks and hashes are bound
  * by those loads). */
 static inline int kbd_cpu_shadow_map(kbd_cpu_shadow *sh) {
   const size_t B = KBD_MAX_SMEM_BYTES;
-  const size_t bytes = B * (4 + 4 + 4 + 2 + 2 + 2 + 2) + (size_t)KBD_CPU_MAX_WARPS * B * (4 + 2);
+  const size_t U = B / 16;
+  const size_t bytes =
+      B * (4 + 4 + 4 + 2 + 2 + 2 + 2) + (size_t)KBD_CPU_MAX_WARPS * B * (4 + 2) + U * (16 + 4 + KBD_CPU_MAX_WARPS * 6);
   void *m = calloc(1, bytes + 64);
   if (!m) return 0;
   char *p = (char *)m + (64u - (uintptr_t)m % 64u) % 64u;
   sh->map = m;
+  sh->unit = (kbd_cpu_shadow_unit *)(void *)p, p += 16 * U;
   sh->wclk = (uint32_t *)(void *)p, p += 4 * B;
   sh->rmask = (uint32_t *)(void *)p, p += 4 * B;
   sh->rrclk = (uint32_t *)(void *)p, p += 4 * B;
   for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
     sh->rclk[u] = (uint32_t *)(void *)p, p += 4 * B;
+  sh->urmask = (uint32_t *)(void *)p, p += 4 * U;
+  for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
+    sh->urclk[u] = (uint32_t *)(void *)p, p += 4 * U;
   sh->wsite = (uint16_t *)(void *)p, p += 2 * B;
   sh->winfo = (uint16_t *)(void *)p, p += 2 * B;
   sh->rrwho = (uint16_t *)(void *)p, p += 2 * B;
   sh->rrsite = (uint16_t *)(void *)p, p += 2 * B;
   for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
     sh->rsite[u] = (uint16_t *)(void *)p, p += 2 * B;
+  for (int u = 0; u < KBD_CPU_MAX_WARPS; ++u)
+    sh->ursite[u] = (uint16_t *)(void *)p, p += 2 * U;
   return 1;
+}
+
+/* Every change of the write state (wclk, winfo, wsite) of bytes [off, off + n) counts in their units' gen: an MMA
+ * that finds a unit's count unchanged at its retirement knows the unit's write state is the one it checked and hashed
+ * at the issue, without loading it again (kbd_cpu_mma_retire_read). A count wraps after 2^32 writes of one unit, far
+ * more than can happen while one MMA is in flight. */
+static inline void kbd_cpu_shadow_wrote(kbd_cpu_shadow *sh, size_t off, size_t n) {
+  for (size_t u = off / 16; u <= (off + n - 1) / 16; ++u)
+    ++sh->unit[u].gen;
+}
+/* The same for a write that gave every byte of [off, off + n) the write state (c, info, site): the units it covers
+ * whole get it as their summary. */
+static inline void kbd_cpu_shadow_wrote_as(kbd_cpu_shadow *sh, size_t off, size_t n, uint32_t c, uint16_t info,
+                                           uint16_t site) {
+  for (size_t u = off / 16; u <= (off + n - 1) / 16; ++u) {
+    kbd_cpu_shadow_unit *x = &sh->unit[u];
+    ++x->gen;
+    if (16 * u >= off && 16 * u + 16 <= off + n) {
+      x->sgen = x->gen;
+      x->wclk = c;
+      x->winfo = info;
+      x->wsite = site;
+    }
+  }
+}
+/* An asynchronous copy's bytes [off, off + n) were delivered: their winfo became `info` (kbd/cpu/mbar.h). A unit it
+ * covers whole whose summary was current keeps it current with the new info. */
+static inline void kbd_cpu_shadow_delivered(kbd_cpu_shadow *sh, size_t off, size_t n, uint16_t info) {
+  for (size_t u = off / 16; u <= (off + n - 1) / 16; ++u) {
+    kbd_cpu_shadow_unit *x = &sh->unit[u];
+    const int keep = x->sgen == x->gen && 16 * u >= off && 16 * u + 16 <= off + n;
+    ++x->gen;
+    if (keep) {
+      x->sgen = x->gen;
+      x->winfo = info;
+    }
+  }
+}
+/* The write state of unit u as one (clock, info, site) when its bytes' are all equal to it (the summary is current):
+ * 1 and the three, else 0. */
+static inline int kbd_cpu_shadow_unit_uniform(const kbd_cpu_shadow *sh, size_t u, uint32_t *c, uint32_t *info,
+                                              uint16_t *site) {
+  const kbd_cpu_shadow_unit *x = &sh->unit[u];
+  if (x->sgen != x->gen) return 0;
+  *c = x->wclk;
+  *info = x->winfo;
+  *site = x->wsite;
+  return 1;
+}
+
+/* The unit read records of the warps in `bits` (a subset of urmask[U]) become per-byte records of unit U's 16 bytes, as
+ * if each warp had read them byte by byte then: afterwards the per-byte state is the whole truth for them. */
+static inline void kbd_cpu_shadow_unit_expand(kbd_cpu_shadow *sh, size_t U, uint32_t bits) {
+  sh->urmask[U] &= ~bits;
+  uint32_t *rmask = sh->rmask + 16 * U;
+  for (int b = 0; b < 16; ++b)
+    rmask[b] |= bits;
+  while (bits) {
+    const int u = __builtin_ctz(bits);
+    bits &= bits - 1;
+    const uint32_t c = sh->urclk[u][U];
+    const uint16_t site = sh->ursite[u][U];
+    uint32_t *rclk = sh->rclk[u] + 16 * U;
+    uint16_t *rsite = sh->rsite[u] + 16 * U;
+    for (int b = 0; b < 16; ++b) {
+      rclk[b] = c;
+      rsite[b] = site;
+    }
+  }
 }
 
 static inline int kbd_cpu_shadow_init(kbd_cpu_shadow *sh) {
@@ -660,10 +739,12 @@ static inline int kbd_cpu_shadow_raw_written(kbd_cpu_cta *cta, kbd_cpu_warp *w, 
                               kbd_cpu_fill_byte(w0 + 3)};
   memcpy(&fill, f, 4);
   if (word == fill) return 0;
+  if (KBD_UNLIKELY(sh->unit_reads) && sh->urmask[b / 16]) kbd_cpu_shadow_unit_expand(sh, b / 16, sh->urmask[b / 16]);
   sh->wclk[b] = sh->base - 1u;
   sh->winfo[b] = (uint16_t)w->gid;
   sh->wsite[b] = 0;
   sh->rmask[b] = 0;
+  kbd_cpu_shadow_wrote(sh, b, 1);
   return 1;
 }
 
@@ -702,6 +783,48 @@ static inline int kbd_cpu_uniform(const void *p, size_t n, size_t esize) {
   return n <= 1 || memcmp(p, (const char *)p + esize, (n - 1) * esize) == 0;
 }
 
+/* The race checker's record of a read by warp w of bytes [off, off + n) of cta's shared memory, whose checks passed:
+ * the reading warp's clock and site per byte (a peer CTA's warp: the byte's last remote read). */
+KBD_CPU_HOT static inline void kbd_cpu_shadow_read_record(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t off, size_t n,
+                                                          const char *file, int line) {
+  kbd_cpu_shadow *sh = &cta->sh;
+  const uint32_t me = (uint32_t)w->gid;
+  const uint32_t now = w->clk[me];
+  const uint16_t site = kbd_cpu_site_id(w, file, line);
+  if (KBD_UNLIKELY(w->cta != cta)) { /* a peer CTA's warp: the byte's last remote read */
+    sh->remote_reads = 1;
+    for (size_t b = off; b < off + n; ++b) {
+      sh->rrclk[b] = now;
+      sh->rrwho[b] = (uint16_t)me;
+      sh->rrsite[b] = site;
+    }
+    return;
+  }
+  const uint32_t bit = 1u << w->id;
+  if (KBD_UNLIKELY(sh->unit_reads))
+    for (size_t U = off / 16; U <= (off + n - 1) / 16; ++U)
+      if (sh->urmask[U] & bit) kbd_cpu_shadow_unit_expand(sh, U, bit);
+  uint32_t *rmask = sh->rmask + off, *rclk = sh->rclk[w->id] + off;
+  uint16_t *rsite = sh->rsite[w->id] + off;
+  for (size_t b = 0; b < n; ++b) {
+    rmask[b] |= bit;
+    rclk[b] = now;
+    rsite[b] = site;
+  }
+}
+
+/* The same record for one read of the whole 16-byte unit at off (16-aligned) by a warp of this CTA: a unit read record
+ * (kbd_cpu_shadow.urmask), 6 bytes stored instead of 160. An MMA's operand reads are such reads of whole units. */
+static inline void kbd_cpu_shadow_read_record_unit(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t off, const char *file,
+                                                   int line) {
+  kbd_cpu_shadow *sh = &cta->sh;
+  const size_t U = off / 16;
+  sh->unit_reads = 1;
+  sh->urmask[U] |= 1u << w->id;
+  sh->urclk[w->id][U] = w->clk[w->gid];
+  sh->ursite[w->id][U] = kbd_cpu_site_id(w, file, line);
+}
+
 /* A read by warp w of bytes [off, off + n) of cta's shared memory (w's own CTA, or a peer of its cluster)
  * through a kbd primitive. The report is built only on failure. */
 KBD_CPU_HOT static inline void kbd_cpu_shadow_read_at(kbd_cpu_cta *cta, kbd_cpu_warp *w, size_t off, size_t n,
@@ -724,26 +847,7 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_read_at(kbd_cpu_cta *cta, kbd_cpu_
     }
     if (KBD_UNLIKELY(bad)) kbd_cpu_shadow_read_fault(cta, w, off, n, what, el, file, line);
   }
-  if (!race) return;
-  const uint32_t now = w->clk[me];
-  const uint16_t site = kbd_cpu_site_id(w, file, line);
-  if (KBD_UNLIKELY(w->cta != cta)) { /* a peer CTA's warp: the byte's last remote read */
-    sh->remote_reads = 1;
-    for (size_t b = off; b < off + n; ++b) {
-      sh->rrclk[b] = now;
-      sh->rrwho[b] = (uint16_t)me;
-      sh->rrsite[b] = site;
-    }
-    return;
-  }
-  const uint32_t bit = 1u << w->id;
-  uint32_t *rmask = sh->rmask + off, *rclk = sh->rclk[w->id] + off;
-  uint16_t *rsite = sh->rsite[w->id] + off;
-  for (size_t b = 0; b < n; ++b) {
-    rmask[b] |= bit;
-    rclk[b] = now;
-    rsite[b] = site;
-  }
+  if (race) kbd_cpu_shadow_read_record(cta, w, off, n, file, line);
 }
 
 /* A read by the running warp of its own CTA's shared bytes. */
@@ -829,6 +933,41 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write_at(kbd_cpu_cta *cta, kbd_cpu
   const int rbase = cta->rank * KBD_CPU_MAX_WARPS;
   if (KBD_UNLIKELY(cta->nstores)) kbd_cpu_store_overlap(cta, off, n, what, file, line);
   if (KBD_UNLIKELY(cta->wg_early) && cta->mma_early_write) cta->mma_early_write(cta, w, off, n, what, file, line);
+  /* Unit read records: a unit the write covers in part is expanded (the per-byte path below sees its reads); one it
+   * covers whole keeps its record while the checks run. Its readers' records are tested as one clock each: when every
+   * one is ordered before w (or its completion is known to w), none of the unit's bytes can race with this write
+   * through it (a stale per-byte record of such a reader is older than its unit record, so it is ordered too). Any
+   * that is not: every record in the range is expanded and the per-byte path below finds and reports the race
+   * exactly as without unit records. */
+  if (KBD_UNLIKELY(sh->unit_reads) && n) {
+    const size_t U0 = off / 16, U1 = (off + n - 1) / 16;
+    uint32_t ureaders = 0;
+    for (size_t U = U0; U <= U1; ++U) {
+      const uint32_t m = sh->urmask[U];
+      if (!m) continue;
+      if (16 * U < off || 16 * U + 16 > off + n)
+        kbd_cpu_shadow_unit_expand(sh, U, m);
+      else
+        ureaders |= m;
+    }
+    if (w->cta == cta) ureaders &= ~(1u << w->id);
+    if (race && ureaders) {
+      int bad = 0;
+      for (uint32_t r = ureaders; r && !bad; r &= r - 1) {
+        const int u = __builtin_ctz(r);
+        const uint32_t seen = w->clk[rbase + u], *urclk = sh->urclk[u];
+        for (size_t U = U0; U <= U1 && !bad; ++U)
+          if ((sh->urmask[U] >> u & 1u) && urclk[U] > seen && !kbd_cpu_rk_covers(w, (uint32_t)(rbase + u), urclk[U]))
+            bad = 1;
+      }
+      if (bad)
+        for (size_t U = U0; U <= U1; ++U)
+          if (sh->urmask[U]) kbd_cpu_shadow_unit_expand(sh, U, sh->urmask[U]);
+    }
+    /* the write ends every read of the bytes it covers: the records left are of whole units it covers */
+    for (size_t U = U0; U <= U1; ++U)
+      sh->urmask[U] = 0;
+  }
   if (race) {
     const uint32_t c0 = wclk[off], x0 = winfo[off] & KBD_CPU_SH_WARP;
     uint32_t readers = 0;
@@ -884,6 +1023,7 @@ KBD_CPU_HOT static inline void kbd_cpu_shadow_write_at(kbd_cpu_cta *cta, kbd_cpu
     winfo[b] = info;
   }
   memset(rmask + off, 0, n * sizeof *rmask);
+  if (n) kbd_cpu_shadow_wrote_as(sh, off, n, now, info, site);
 }
 
 /* A write by the running warp of its own CTA's shared bytes. */

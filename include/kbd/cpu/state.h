@@ -225,6 +225,17 @@ typedef struct kbd_cpu_static {
 } kbd_cpu_static;
 
 /* Shadow state of shared memory, one entry per byte, beside the data (kbd/cpu/shadow.h). */
+/* The write state of a 16-byte unit of shared memory, summarised. gen counts the changes of the unit's per-byte write
+ * state (wclk, winfo, wsite: kbd_cpu_shadow_wrote), so equal counts at two times mean an unchanged write state. When
+ * sgen == gen, the last change was one write of the whole unit (one store, one TMA box) and wclk, winfo, wsite here
+ * are every byte's: a reader of the unit's write state may take them instead of the 16 bytes' (kbd/cpu/mma_operand.h).
+ * Any other change (a partial write, a raw store found) moves gen only, which leaves the summary stale, never wrong.
+ * 16 bytes: the units of an MMA operand row share cache lines. */
+typedef struct kbd_cpu_shadow_unit {
+  uint32_t gen, sgen, wclk;
+  uint16_t winfo, wsite;
+} kbd_cpu_shadow_unit;
+
 typedef struct kbd_cpu_shadow {
   uint32_t *wclk;                     /* clock of the last write (< base: never written in this CTA) */
   uint16_t *winfo;                    /* writer warp, group index (bits 0-8) | KBD_CPU_SH_* flags */
@@ -232,6 +243,16 @@ typedef struct kbd_cpu_shadow {
   uint16_t *wsite;                    /* site of the last write (kbd_cpu_site_id), for a race report */
   uint32_t *rclk[KBD_CPU_MAX_WARPS];  /* per warp of this CTA: its clock at its last read of the byte */
   uint16_t *rsite[KBD_CPU_MAX_WARPS]; /* ... and the site of that read */
+  kbd_cpu_shadow_unit *unit;          /* per 16-byte unit: byte b's is unit[b / 16] */
+  /* Unit read records: bit u of urmask[U] says that warp u's last read of every byte of 16-byte unit U was one read of
+   * the whole unit (an MMA operand's, at its retirement) at clock urclk[u][U] from site ursite[u][U], and that it
+   * stands for the per-byte rmask bit, rclk and rsite of warp u on those bytes, which may be stale. Any per-byte
+   * access to u's read state of U expands the record first (kbd_cpu_shadow_unit_expand); a write of the whole unit
+   * drops it. */
+  uint32_t *urmask;
+  uint32_t *urclk[KBD_CPU_MAX_WARPS];
+  uint16_t *ursite[KBD_CPU_MAX_WARPS];
+  int unit_reads; /* some unit read record was made in this shadow: per-byte read paths look for them */
   /* The last read by a warp of ANOTHER CTA of the cluster (distributed shared memory) since the last write:
    * its clock (0: none), group index and site. Only the latest remote reader is kept (docs/clusters.md). */
   uint32_t *rrclk;
