@@ -13,7 +13,8 @@
 #                    (default <repo>/build/gpu-check/out)
 #   --budget S       wall-clock budget in seconds (default 480; --quick: 240). Stages run in order of value; one
 #                    whose estimate does not fit in what is left is skipped and listed as skipped
-#   --quick          correctness and the two headline benchmarks (GEMM 8192^3 bf16 vs cuBLAS, attention vs cuDNN)
+#   --quick          correctness and the two headline benchmarks (GEMM 8192^3 bf16 vs cuBLAS, on sm_90a both
+#                    consumer schedules, attention vs cuDNN)
 #   --only LIST      run only these stages (detect and build always run): correctness, headline, torch,
 #                    sanitizers, bench, gpt2, tune, profile
 #   --work DIR       build trees and raw logs (default <repo>/build/gpu-check)
@@ -269,8 +270,13 @@ configure_cmd() { # ARCH: the configure command line of that arch's build tree
 # ---- the plan: every GPU program of the build, each placed in a stage ------------------------------------------
 # Benchmarks: program name (kbd_add_program / bench target) -> arguments of the full run, and the baseline it is
 # measured against (the program measures both in the same run). The headline runs are the first two.
-declare -A bench_args bench_base
-bench_args[gemm_bench]="--shapes 8192x8192x8192,4096x4096x4096,4095x4097x4096,1000x3000x2000,1x8192x8192,16x8192x8192,64x8192x8192,128x8192x8192 --types bf16,fp8"
+# bench_arch["NAME ARCH"], when set, replaces bench_args[NAME] on that arch (bench_args_of).
+declare -A bench_args bench_base bench_arch
+gemm_bench_shapes="8192x8192x8192,4096x4096x4096,4095x4097x4096,1000x3000x2000,1x8192x8192,16x8192x8192,64x8192x8192,128x8192x8192"
+bench_args[gemm_bench]="--shapes $gemm_bench_shapes --types bf16,fp8"
+# sm_90a has two consumer schedules picked at launch (docs/gemm.md "Pingpong consumers"): the bf16 rows are the
+# cooperative one, the pp rows ("bf16pp") the pingpong one, so the device measures both on every shape
+bench_arch["gemm_bench 90a"]="--shapes $gemm_bench_shapes --types bf16,fp8,pp"
 bench_base[gemm_bench]="cuBLAS (cublasLt), same shapes and types"
 bench_args[attention_bench]=""
 bench_base[attention_bench]="cuDNN SDPA (when built with the cudnn_frontend headers) and FA3/FA4's published figures; decode vs its bandwidth bound"
@@ -288,6 +294,13 @@ bench_base[gpt2_bench]="PyTorch eager bf16 + SDPA + KV cache (tools/gpt2_torch_r
 # left; each configuration's timed calls stop after gpt2_cap seconds.
 gpt2_cap=5 gpt2_big_s=150
 headline_gemm="--shapes 8192x8192x8192 --types bf16"
+headline_gemm_90a="--shapes 8192x8192x8192 --types bf16,pp" # both sm_90a schedules, cooperative and pingpong
+bench_args_of() { # NAME ARCH: the benchmark's arguments on ARCH
+  if [ -n "${bench_arch["$1 $2"]+x}" ]; then echo "${bench_arch["$1 $2"]}"; else echo "${bench_args[$1]:-}"; fi
+}
+headline_gemm_of() { # ARCH: the headline GEMM's arguments on ARCH
+  if [ "$1" = 90a ]; then echo "$headline_gemm_90a"; else echo "$headline_gemm"; fi
+}
 # The tuning stage (kbd/tune.h, docs/tuning.md): gemm_run measures every valid configuration of each of the GEMM
 # benchmark's bf16 shapes (B column-major: the CTA-pair kernel's layout, so sm_100a has its pair candidates too) and the
 # cost model's pick is compared with the measured best.
@@ -317,7 +330,9 @@ make_plan() { # ARCH BUILD_DIR: the plan lines; fails when a GPU program has no 
     [ "$a" = "$arch" ] || [ "$a" = all ] || continue
     if [[ $dir == bench ]]; then
       if [ -n "${bench_args[$name]+x}" ]; then
-        echo "bench $name $tgt ${bench_args[$name]:-(defaults)} | baseline: ${bench_base[$name]}"
+        local ba; ba=$(bench_args_of "$name" "$arch")
+        echo "bench $name $tgt ${ba:-(defaults)} | baseline: ${bench_base[$name]}"
+        [ "$name" = gemm_bench ] && echo "headline $name $tgt $(headline_gemm_of "$arch") | baseline: ${bench_base[$name]}"
       else
         echo "UNPLANNED benchmark $tgt ($dir): add it to bench_args in tools/gpu-check.sh"; missing=1
       fi
@@ -434,7 +449,9 @@ fi
 # ---- headline benchmarks -----------------------------------------------------------------------------------------
 if stage_begin headline 90 "Headline benchmarks (kbd beside its baseline, same run)"; then
   p=$(prog gemm_bench)
-  run_prog headline "gemm_gpu $headline_gemm" 120 "$logs/headline-gemm.log" "$p" $headline_gemm
+  hg=$(headline_gemm_of "$arch")
+  # shellcheck disable=SC2086
+  run_prog headline "gemm_gpu $hg" 120 "$logs/headline-gemm.log" "$p" $hg
   record_figures headline gemm_gpu "$logs/headline-gemm.log"
   p=$(prog attention_bench)
   run_prog headline "attention_gpu $headline_attention" 120 "$logs/headline-attention.log" "$p" $headline_attention
@@ -483,8 +500,9 @@ if stage_begin bench 150 "Benchmarks (each beside its baseline in the same run)"
     [ "$a" = "$arch" ] && [ "$dir" = bench ] || continue
     [ "$name" = gpt2_bench ] && continue # the gpt2 stage runs it beside PyTorch
     short=$(basename "$file")
+    ba=$(bench_args_of "$name" "$arch")
     # shellcheck disable=SC2086
-    run_prog bench "$short ${bench_args[$name]:-}" 240 "$logs/bench-$short.log" "$file" ${bench_args[$name]:-}
+    run_prog bench "$short $ba" 240 "$logs/bench-$short.log" "$file" $ba
     record_figures bench "$short" "$logs/bench-$short.log"
     echo "baseline of $short: ${bench_base[$name]:-?}" >>"$summary"
   done <"$b/kbd-gpu-programs.txt"
