@@ -77,6 +77,19 @@ KBD_DEV void gs_epilogue_tile(gs_acc *acc, const gs_params *p, gs_out_tile out, 
     }
   }
 }
+
+#if KBD_MMA_ARCH == 100
+/* sm_100a, the MMA warp's elected thread: k-block i (counted since the warp's first) waits for its stage, issues its
+ * 8 MMAs into acc and commits the stage's release (mask 0: this CTA's barrier). a0, b0: stage 0's descriptors. */
+KBD_DEV void gs_mma_kblock(gs_acc2 *acc, uint64_t a0, uint64_t b0, uint32_t full0, uint32_t empty0, uint32_t i,
+                           int accumulate) {
+  const uint32_t s = i % GS_STAGES;
+  kbd_mbarrier_wait_at(full0 + 8u * s, (i / GS_STAGES) & 1u);
+  kbd_mma_issue_commit_by_desc_elected(
+      *acc, gs_a2_tile, gs_b_tile, kbd_mma_desc_add_bytes(a0, (int32_t)(s * KBD_SMEM_PLAN_STILE_STRIDE(gs_a2_tile))),
+      kbd_mma_desc_add_bytes(b0, (int32_t)(s * KBD_SMEM_PLAN_STILE_STRIDE(gs_b_tile))), accumulate, empty0 + 8u * s, 0);
+}
+#endif
 #endif
 
 KBD_KERNEL(gemm_simple, GS_THREADS, gs_params) {
@@ -121,20 +134,31 @@ KBD_KERNEL(gemm_simple, GS_THREADS, gs_params) {
   } else {
     kbd_setmaxnreg_inc(232);                 /* room for the 128 accumulator registers per thread */
     kbd_acc_bind(acc, tmem, 0, &accfull[0]); /* sm_90a: registers, so this only resets its release state */
-    /* The stage barriers as one 32-bit shared base plus 8 x stage: a kbd_mbarrier pointer is a 64-bit generic
-     * address that ptxas rebuilt and null-tested every k-step (docs/gemm.md, "Why the loop looks like this"). */
-    const uint32_t empty0 = kbd_mbarrier_addr(empty);
+    /* The ring named once, before the loop: the stage barriers by one 32-bit shared base plus 8 x stage (a
+     * kbd_mbarrier pointer is a 64-bit generic address that ptxas rebuilt and null-tested every k-step), the
+     * stage's operands by stage 0's descriptors and the stage (kbd_mma_ring: one multiply-add per operand in
+     * uniform registers, where each tile's address was made into a descriptor every k-step). docs/gemm.md,
+     * "Start from gemm_simple". */
+    const uint32_t full0 = kbd_mbarrier_addr(full), empty0 = kbd_mbarrier_addr(empty);
+    const gs_a_tile a = KBD_SMEM_PLAN_STILE(gs_a_tile, smem, l.a, g); /* stage s: A tile 2 s + g */
+    const gs_b_tile b = KBD_SMEM_PLAN_STILE(gs_b_tile, smem, l.b, 0);
+    const uint64_t a0 = kbd_mma_desc_of(a), b0 = kbd_mma_desc_of(b);
+    const int astride = 2 * (int)KBD_SMEM_PLAN_STILE_STRIDE(gs_a_tile);
+    const int bstride = (int)KBD_SMEM_PLAN_STILE_STRIDE(gs_b_tile);
     kbd_pipe ps = kbd_pipe_start(GS_STAGES);
     for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x()) {
-      int prev = 0; /* the stage of the previous k-step */
-      for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
+      /* the first k-step (accumulate 0, nothing to release yet) before the loop: in the loop the accumulate flag is
+       * a constant and the release unconditional, where kt > 0 tests cost a branch and predicate per k-step */
+      int prev = ps.stage; /* the stage of the previous k-step */
+      kbd_mbarrier_wait_at(full0 + 8u * (uint32_t)prev, ps.parity);
+      kbd_mma_ring(acc, gs_a_tile, gs_b_tile, a0, astride, b0, bstride, prev, 0);
+      kbd_pipe_advance(&ps);
+      for (int kt = 1; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
         const int s = ps.stage;
-        gs_a_tile a = KBD_SMEM_PLAN_STILE(gs_a_tile, smem, l.a, 2 * s + g);
-        gs_b_tile b = KBD_SMEM_PLAN_STILE(gs_b_tile, smem, l.b, s);
-        kbd_mbarrier_wait(&full[s], ps.parity);
-        kbd_mma(acc, a, b, kt > 0);
+        kbd_mbarrier_wait_at(full0 + 8u * (uint32_t)s, ps.parity);
+        kbd_mma_ring(acc, gs_a_tile, gs_b_tile, a0, astride, b0, bstride, s, 1);
         /* the previous stage is free once its wgmma group is done; this one's stays in flight (mask 0: this CTA) */
-        if (kt > 0) kbd_mma_release_at(acc, empty0 + 8u * (uint32_t)prev, 0);
+        kbd_mma_release_at(acc, empty0 + 8u * (uint32_t)prev, 0);
         prev = s;
       }
       /* every group done (acc readable); frees the last stage: ktiles >= 1, main.c requires K >= 1 */
@@ -148,24 +172,34 @@ KBD_KERNEL(gemm_simple, GS_THREADS, gs_params) {
   } else if (kbd_warp_id() == 1) {
     /* the MMA warp: tile j into buffer j % 2. Both 128-row A tiles of a stage are adjacent in the ring, laid out as
      * one 256-row tile, and both epilogues' accumulators are adjacent in Tensor Memory: one 256 x 128 accumulator,
-     * so one kbd_mma_issue builds the descriptors once for all 8 MMAs, and its elected thread also commits the
-     * stage's release (one elect.sync section a k-step; docs/gemm.md, "Why the loop looks like this"). */
+     * so one issue builds the descriptors once for all 8 MMAs, and its thread also commits the stage's release.
+     * Stage s's operands are stage 0's descriptors moved by s tiles: one 64-bit add, which ptxas does on the
+     * register pair before moving it to uniform registers (docs/mma.md). */
+    KBD_STATIC_ASSERT((GS_STAGES & (GS_STAGES - 1)) == 0, "gemm_simple: the k-block counter wraps at 2^32 in step "
+                                                          "with the ring only for a power-of-two GS_STAGES");
     gs_acc2 acc2;
-    const uint32_t empty0 = kbd_mbarrier_addr(empty);
-    kbd_pipe ps = kbd_pipe_start(GS_STAGES);
+    const gs_a2_tile a = KBD_SMEM_PLAN_STILE(gs_a2_tile, smem, l.a, 0); /* stage 0 */
+    const gs_b_tile b = KBD_SMEM_PLAN_STILE(gs_b_tile, smem, l.b, 0);
+    const uint64_t a0 = kbd_mma_desc_of(a), b0 = kbd_mma_desc_of(b);
+    const uint32_t full0 = kbd_mbarrier_addr(full), empty0 = kbd_mbarrier_addr(empty);
+    uint32_t kb = 0; /* k-blocks issued since the first tile: the ring position */
     int j = 0;
     for (long long t = kbd_block_x(); t < tiles; t += kbd_grid_x(), ++j) {
       const int buf = j % GS_ACC_BUFS;
       kbd_acc_bind(acc2, tmem, buf * 2 * GS_BN, &accfull[buf]);
       kbd_mbarrier_wait(&accempty[buf], ((unsigned)(j / GS_ACC_BUFS) & 1u) ^ 1u); /* tile j - 2 read out */
-      for (int kt = 0; kt < ktiles; ++kt, kbd_pipe_advance(&ps)) {
-        const int s = ps.stage;
-        gs_a2_tile a = KBD_SMEM_PLAN_STILE(gs_a2_tile, smem, l.a, s);
-        gs_b_tile b = KBD_SMEM_PLAN_STILE(gs_b_tile, smem, l.b, s);
-        kbd_mbarrier_wait(&full[s], ps.parity);
-        /* the commit frees the stage once the MMAs have read it (mask 0: this CTA's barrier) */
-        kbd_mma_issue_commit_at(acc2, a, b, kt > 0, empty0 + 8u * (uint32_t)s, 0);
+      /* The tile's whole k-loop is one elected section (docs/mma.md, "One elected section around the sm_100a
+       * k-loop"): ptxas cannot prove this warp converged (the other warps' 64-bit tile divisions call a subroutine
+       * under per-thread conditions), so an elect.sync per k-block cost a run-time convergence test (BRA.DIV), a
+       * BSSY/BSYNC region and R2URs of the loop's values every k-block. The first k-block (accumulate 0) is issued
+       * before the loop, so that in the loop the accumulate flag is a constant. ktiles >= 1: main.c requires K >= 1. */
+      const uint32_t end = kb + (uint32_t)ktiles;
+      KBD_ELECT_ONE {
+        gs_mma_kblock(&acc2, a0, b0, full0, empty0, kb, 0);
+        for (uint32_t i = kb + 1u; i != end; ++i)
+          gs_mma_kblock(&acc2, a0, b0, full0, empty0, i, 1);
       }
+      kb = end;                            /* the warp's copy: only the elected thread's loop counted */
       kbd_mma_commit(acc2, &accfull[buf]); /* the tile's accumulators are complete */
     }
   } else if (g >= 0) {

@@ -28,6 +28,10 @@
  *                                             MMAs; no warpgroup barrier (docs/design/mma-warp.md)
  *   kbd_mma_commit(acc, &bar)                 the same warp: one arrive on bar when its MMAs so far complete
  *   kbd_mma_commit_mc(acc, &bar, mask)        the same, on bar's offset in every cluster CTA of mask
+ *   kbd_mma_issue_elected(acc, a, b, accumulate), kbd_mma_commit_elected(acc, &bar)   the same by the calling
+ *                                             thread: inside the MMA warp's own KBD_ELECT_ONE around a loop of
+ *                                             issues, commits and waits (docs/attention.md, "One elected section
+ *                                             around the sm_100a key loop")
  *   kbd_mma_issue_commit_at(acc, a, b, accumulate, addr, mask)   the same warp: kbd_mma_issue, then one commit
  *                                             to the barrier at shared address addr (kbd_mbarrier_addr; mask 0:
  *                                             this CTA, else every CTA of mask) from the same elected section
@@ -648,6 +652,28 @@ KBD_DEV void kbd__acc_release_warp(uint64_t *bar, KBD_SITE_PARAMS) {
   KBD_ELECT_ONE { kbd_hw_mbar_arrive(bar, 1u, KBD_SITE_ARGS); }
 }
 #define kbd__mma_commit_(acc, bar) kbd__umma_commit_warp((bar), KBD_SITE)
+/* kbd_mma_issue_elected / kbd_mma_commit_elected: the same by the calling thread, the elected lane of the caller's
+ * own KBD_ELECT_ONE around a loop of issues, commits and barrier waits (kbd__umma_issue_commit_one has the compiler
+ * reason: a section per call pays a convergence test, a BSSY region and R2URs each time ptxas cannot prove the warp
+ * converged). */
+KBD_DEV void kbd__umma_issue_one(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc, kbd_smem_shape as,
+                                 uint32_t aaddr, kbd_smem_shape bs, uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+  kbd_hw_umma_elected("kbd_mma_issue_elected", KBD_SITE_ARGS);
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  kbd__umma_issue_k(taddr, m_total, n, kind, idesc, as, kbd_umma_smem_desc(&as, aaddr, 0, 0), bs,
+                    kbd_umma_smem_desc(&bs, baddr, 0, 0), accumulate, KBD_SITE_ARGS);
+}
+#define kbd__mma_issue_one_(acc, a, b, accumulate, ta, tb)                                                             \
+  kbd__umma_issue_one((acc).taddr, KBD_ROWS(acc), KBD_COLS(acc), kbd_mma_kind_of(ta, tb),                              \
+                      kbd_umma_instr_desc(ta, tb, KBD__ACC_DTYPE(acc), KBD_ROWS(acc) == 64 ? 64 : 128, KBD_COLS(acc),  \
+                                          KBD_STILE_MAJOR(a), KBD_STILE_MAJOR(b), 0u),                                 \
+                      KBD_STILE_SHAPE(a), kbd_hw_smem_addr((a).p, KBD_SITE), KBD_STILE_SHAPE(b),                       \
+                      kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
+KBD_DEV void kbd__umma_commit_one(uint64_t *bar, KBD_SITE_PARAMS) {
+  kbd_hw_umma_elected("kbd_mma_commit_elected", KBD_SITE_ARGS);
+  kbd_hw_umma_commit(bar, KBD_SITE_ARGS);
+}
+#define kbd__mma_commit_one_(acc, bar) kbd__umma_commit_one((bar), KBD_SITE)
 /* kbd_mma_issue_commit_at: the issue and the commit from one elected section. Two calls are two (ELECT, BRA.DIV,
  * BSSY/BSYNC and the commit's address moved to a uniform register: the sm_100a GEMM's MMA warp, issue 27). */
 KBD_DEV void kbd__umma_issue_commit_warp(uint32_t taddr, int m_total, int n, int kind, uint32_t idesc,
@@ -819,6 +845,24 @@ KBD_DEV void kbd__umma_commit_mc_warp(uint64_t *bar, uint32_t mask, KBD_SITE_PAR
     KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
     KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
     kbd__mma_commit_(acc, bar);                                                                                        \
+  } while (0)
+/* kbd_mma_issue / kbd_mma_commit from elected-lane code: the MMA warp's own KBD_ELECT_ONE around its loop (its
+ * barrier waits inside it too); the CPU machine faults a call from warp-uniform or per-lane code */
+#if KBD_MMA_ARCH == 90 /* the static assertions below stop the build; these keep the expansions well-formed */
+#define kbd__mma_issue_one_(acc, a, b, accumulate, ta, tb) ((void)(accumulate))
+#define kbd__mma_commit_one_(acc, bar) ((void)(bar))
+#endif
+#define kbd_mma_issue_elected(acc, a, b, accumulate)                                                                   \
+  do {                                                                                                                 \
+    KBD__MMA_STATIC_CHECKS(acc, a, b);                                                                                 \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
+    kbd__mma_issue_one_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)), KBD__MMA_TYPE(KBD_DTYPE(b)));              \
+  } while (0)
+#define kbd_mma_commit_elected(acc, bar)                                                                               \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC, KBD__MMA_RULE_ACC_KIND);                                          \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_RULE_WARP);                                                         \
+    kbd__mma_commit_one_(acc, bar);                                                                                    \
   } while (0)
 #define kbd_mma_commit_mc(acc, bar, mask)                                                                              \
   do {                                                                                                                 \

@@ -14,6 +14,8 @@
  *                                             for bar (kbd_acc_wait): acc (+)= a * b^T, b an N x K shared tile of
  *                                             a's type, K-major or MN-major; K/16 tcgen05.mma [d], [a], bdesc.
  *                                             Commit with kbd_mma_commit as for kbd_mma_issue
+ *   kbd_mma_ts_issue_elected(acc, a, b, accumulate)   the same by the calling thread: inside the MMA warp's own
+ *                                             KBD_ELECT_ONE around its loop (kbd_mma_issue_elected, kbd/mma.h)
  *
  * Why: FlashAttention-4's O += P V. P = softmax(S) is computed in registers from S, which the MMA wrote to Tensor
  * Memory; tcgen05.mma takes A from shared memory or Tensor Memory, never registers. Through shared memory P costs
@@ -89,6 +91,7 @@
 #define kbd__tmem_a_store_(a, r, k0) ((void)(k0))
 #define kbd__tmem_a_ready_(a, bar) ((void)(bar))
 #define kbd__mma_ts_issue_(acc, a, b, accumulate, ta) ((void)(accumulate), (void)(ta))
+#define kbd__mma_ts_issue_one_(acc, a, b, accumulate, ta) ((void)(accumulate), (void)(ta))
 #else
 #define kbd__tmem_a_bind_(a, tm, col) ((a).taddr = kbd__tmem_base((tm), (uint32_t)(col), KBD_SITE))
 
@@ -157,33 +160,53 @@ KBD_DEV void kbd__tmem_a_ready(uint64_t *bar, KBD_SITE_PARAMS) {
 }
 #define kbd__tmem_a_ready_(a, bar) kbd__tmem_a_ready((bar), KBD_SITE)
 
-/* One warp; its elected thread issues the K/16 MMAs. K-step j reads A's columns from kbd_tmem_a_pos_of (8j for
- * 16-bit elements) and B's K-step j through its descriptor. The fence orders the MMAs after what the warp
- * acquired before (the softmax's arrive on P's barrier): ptx-reference 5.8. */
-KBD_DEV void kbd__umma_ts_issue_warp(uint32_t dtaddr, uint32_t ataddr, int m_total, uint32_t idesc, kbd_smem_shape bs,
-                                     uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+/* The calling thread issues the K/16 MMAs. K-step j reads A's columns from kbd_tmem_a_pos_of (8j for 16-bit
+ * elements) and B's K-step j through its descriptor: B's descriptor once, stepped by constants (kbd__umma_issue_k). */
+KBD_DEV void kbd__umma_ts_issue_k(uint32_t dtaddr, uint32_t ataddr, int m_total, uint32_t idesc, kbd_smem_shape bs,
+                                  uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
 #if KBD_MMA_ARCH == 100
-  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
-  KBD_ELECT_ONE {
-    const int ksteps = kbd_mma_ksteps(&bs), kel = KBD_MMA_KSTEP_BYTES / bs.esize;
-    /* B's descriptor once, stepped by constants (kbd__umma_issue_k) */
-    const uint64_t b0 = kbd_umma_smem_desc(&bs, baddr, 0, 0);
-    KBD_UNROLL
-    for (int j = 0; j < ksteps; ++j)
-      kbd_hw_umma_ts(dtaddr, KBD_MMA_KIND_F16, idesc, ataddr + kbd_tmem_a_pos_of(m_total, bs.esize, 0, j * kel).col,
-                     kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j)), accumulate || j > 0,
-                     KBD_SITE_ARGS);
-  }
+  const int ksteps = kbd_mma_ksteps(&bs), kel = KBD_MMA_KSTEP_BYTES / bs.esize;
+  const uint64_t b0 = kbd_umma_smem_desc(&bs, baddr, 0, 0);
+  KBD_UNROLL
+  for (int j = 0; j < ksteps; ++j)
+    kbd_hw_umma_ts(dtaddr, KBD_MMA_KIND_F16, idesc, ataddr + kbd_tmem_a_pos_of(m_total, bs.esize, 0, j * kel).col,
+                   kbd_mma_desc_add_bytes(b0, (int32_t)kbd_mma_operand_offset(&bs, 0, j)), accumulate || j > 0,
+                   KBD_SITE_ARGS);
 #else
   (void)dtaddr, (void)ataddr, (void)m_total, (void)idesc, (void)bs, (void)baddr, (void)accumulate;
   KBD_SITE_UNUSED;
 #endif
 }
+/* One warp; its elected thread issues. The fence orders the MMAs after what the warp acquired before (the softmax's
+ * arrive on P's barrier): ptx-reference 5.8. */
+KBD_DEV void kbd__umma_ts_issue_warp(uint32_t dtaddr, uint32_t ataddr, int m_total, uint32_t idesc, kbd_smem_shape bs,
+                                     uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+  KBD_ELECT_ONE { kbd__umma_ts_issue_k(dtaddr, ataddr, m_total, idesc, bs, baddr, accumulate, KBD_SITE_ARGS); }
+#else
+  kbd__umma_ts_issue_k(dtaddr, ataddr, m_total, idesc, bs, baddr, accumulate, KBD_SITE_ARGS); /* no instruction */
+#endif
+}
+/* kbd_mma_ts_issue_elected: the same by the calling thread, the elected lane of the MMA warp's own KBD_ELECT_ONE
+ * around its loop (kbd_mma_issue_elected, kbd/mma.h, has the compiler reason) */
+KBD_DEV void kbd__umma_ts_issue_one(uint32_t dtaddr, uint32_t ataddr, int m_total, uint32_t idesc, kbd_smem_shape bs,
+                                    uint32_t baddr, int accumulate, KBD_SITE_PARAMS) {
+#if KBD_MMA_ARCH == 100
+  kbd_hw_umma_elected("kbd_mma_ts_issue_elected", KBD_SITE_ARGS);
+  kbd_hw_tcgen05_fence_after(KBD_SITE_ARGS);
+#endif
+  kbd__umma_ts_issue_k(dtaddr, ataddr, m_total, idesc, bs, baddr, accumulate, KBD_SITE_ARGS);
+}
 #define kbd__mma_ts_issue_(acc, a, b, accumulate, ta)                                                                  \
-  kbd__umma_ts_issue_warp((acc).taddr, (a).taddr, KBD_ROWS(a),                                                         \
-                          kbd_umma_instr_desc(ta, ta, KBD__ACC_DTYPE(acc), KBD_ROWS(acc), KBD_COLS(acc),               \
-                                              KBD_SMEM_K_MAJOR, KBD_STILE_MAJOR(b), 0u),                               \
-                          KBD_STILE_SHAPE(b), kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
+  kbd__mma_ts_issue_fn_(kbd__umma_ts_issue_warp, acc, a, b, accumulate, ta)
+#define kbd__mma_ts_issue_one_(acc, a, b, accumulate, ta)                                                              \
+  kbd__mma_ts_issue_fn_(kbd__umma_ts_issue_one, acc, a, b, accumulate, ta)
+#define kbd__mma_ts_issue_fn_(fn, acc, a, b, accumulate, ta)                                                           \
+  fn((acc).taddr, (a).taddr, KBD_ROWS(a),                                                                              \
+     kbd_umma_instr_desc(ta, ta, KBD__ACC_DTYPE(acc), KBD_ROWS(acc), KBD_COLS(acc), KBD_SMEM_K_MAJOR,                  \
+                         KBD_STILE_MAJOR(b), 0u),                                                                      \
+     KBD_STILE_SHAPE(b), kbd_hw_smem_addr((b).p, KBD_SITE), (accumulate), KBD_SITE)
 #endif
 
 #define kbd_tmem_a_bind(a, tm, col)                                                                                    \
@@ -222,6 +245,21 @@ KBD_DEV void kbd__umma_ts_issue_warp(uint32_t dtaddr, uint32_t ataddr, int m_tot
     KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16, KBD__MMA_TS_RULE_F16ACC);            \
     KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, b);                                                                      \
     kbd__mma_ts_issue_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)));                                            \
+  } while (0)
+/* kbd_mma_ts_issue from elected-lane code (kbd_mma_issue_elected); the CPU machine faults a call from warp-uniform or
+ * per-lane code */
+#define kbd_mma_ts_issue_elected(acc, a, b, accumulate)                                                                \
+  do {                                                                                                                 \
+    KBD_STATIC_ASSERT(KBD__MMA_TARGET_OK, KBD__MMA_RULE_TARGET);                                                       \
+    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_TS_RULE_ARCH("kbd_mma_ts_issue"));                                  \
+    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC && KBD_KIND(a) == KBD_KIND_TMEM_A && KBD_KIND(b) == KBD_KIND_SMEM, \
+                      KBD__MMA_TS_RULE_KINDS);                                                                         \
+    KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(acc) && KBD_ROWS(b) == KBD_COLS(acc) && KBD_COLS(a) == KBD_COLS(b),      \
+                      KBD__MMA_TS_RULE_SHAPES);                                                                        \
+    KBD_STATIC_ASSERT(KBD_DTYPE(b) == KBD_DTYPE(a), KBD__MMA_TS_RULE_TYPES);                                           \
+    KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16, KBD__MMA_TS_RULE_F16ACC);            \
+    KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, b);                                                                      \
+    kbd__mma_ts_issue_one_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)));                                        \
   } while (0)
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
 

@@ -28,7 +28,7 @@ static const kbd_tune_loop kbd_tune_loops[] = {
     {"attn_f16_256", "main", 90, 20, 1024, 515, 276},
     {"attn_f16_128", "main", 90, 16, 1024, 659, 412},
     {"attn_f16_64", "main", 90, 12, 512, 617, 402},
-    {"gemm_simple", "main", 90, 8, 512, 64, 56},
+    {"gemm_simple", "main", 90, 8, 512, 46, 42},
     {"gemm_pair_bf16_rc", "main", 100, 4, 512, 37, 37},
     {"gemm_kernel", "main", 100, 8, 512, 38, 38},
     {"gemm_kernel", "mma2", 100, 8, 512, 36, 36},
@@ -48,7 +48,7 @@ static const kbd_tune_loop kbd_tune_loops[] = {
     {"attn_f16_256", "mma1", 100, 16, 512, 95, 95},
     {"attn_f16_128", "main", 100, 32, 2048, 298, 285},
     {"attn_f16_64", "main", 100, 24, 1024, 262, 249},
-    {"gemm_simple", "main", 100, 8, 512, 59, 59},
+    {"gemm_simple", "main", 100, 8, 512, 38, 38},
 };
 /* clang-format on */
 #define KBD_TUNE_LOOPS ((int)(sizeof kbd_tune_loops / sizeof kbd_tune_loops[0]))
