@@ -149,34 +149,37 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_THREADS, attn_params) {
         }
         kbd_mma_commit(s, &kempty[0]);
       }
-      for (int it = 0; it < n; ++it) {
-        const int sp = it % ATTN_STAGES, sn = (it + 1) % ATTN_STAGES, more = it + 1 < n;
-        const unsigned par = (unsigned)it & 1u;
-        ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, sp);
-        ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, sn);
-        kbd_mbarrier_wait(&vfull[sp], (unsigned)(it / ATTN_STAGES) & 1u);
-        if (more) kbd_mbarrier_wait(&kfull[sn], (unsigned)((it + 1) / ATTN_STAGES) & 1u);
-        for (int t = 0; t < 2; ++t) {
-          if (it >= (t ? n1 : n0)) continue; /* this tile's last key block is behind it */
-          /* O_t += P_t,j V_j once the correction brought O_t to block j's maximum: it arrives on "O corrected" after
-           * waiting for "P ready", so that one wait also orders the softmax's P stores before the MMA (kbd_acc_wait
-           * fences after it) */
-          ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, t);
-          kbd_acc_bind(o, tmem, 2 * ATTN_KB + t * ATTN_D, &ofull[t]);
-          kbd_tmem_a_bind(pt, tmem, t * ATTN_KB);
-          kbd_acc_wait(o, &ocorr[t], par);
-          kbd_mma_ts_issue(o, pt, v, it > 0);
-          kbd_mma_commit(o, &ofull[t]);
-          if (it + 1 < (t ? n1 : n0)) {
-            /* S_t,j+1 over P_t,j: only once P_t,j V_j has read it (file comment) */
-            kbd_acc_bind(s, tmem, t * ATTN_KB, &sfull[t]);
-            kbd_acc_wait(s, &ofull[t], par);
-            kbd_mma_issue(s, q, k, 0);
-            kbd_mma_commit(s, &sfull[t]);
+      /* the key loop is one elected section (docs/attention.md): its thread waits, issues and commits */
+      KBD_ELECT_ONE {
+        for (int it = 0; it < n; ++it) {
+          const int sp = it % ATTN_STAGES, sn = (it + 1) % ATTN_STAGES, more = it + 1 < n;
+          const unsigned par = (unsigned)it & 1u;
+          ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, sp);
+          ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, sn);
+          kbd_mbarrier_wait(&vfull[sp], (unsigned)(it / ATTN_STAGES) & 1u);
+          if (more) kbd_mbarrier_wait(&kfull[sn], (unsigned)((it + 1) / ATTN_STAGES) & 1u);
+          for (int t = 0; t < 2; ++t) {
+            if (it >= (t ? n1 : n0)) continue; /* this tile's last key block is behind it */
+            /* O_t += P_t,j V_j once the correction brought O_t to block j's maximum: it arrives on "O corrected" after
+             * waiting for "P ready", so that one wait also orders the softmax's P stores before the MMA (kbd_acc_wait
+             * fences after it) */
+            ATTN_Q128 q = KBD_SMEM_PLAN_STILE(ATTN_Q128, smem, l.q, t);
+            kbd_acc_bind(o, tmem, 2 * ATTN_KB + t * ATTN_D, &ofull[t]);
+            kbd_tmem_a_bind(pt, tmem, t * ATTN_KB);
+            kbd_acc_wait(o, &ocorr[t], par);
+            kbd_mma_ts_issue_elected(o, pt, v, it > 0);
+            kbd_mma_commit_elected(o, &ofull[t]);
+            if (it + 1 < (t ? n1 : n0)) {
+              /* S_t,j+1 over P_t,j: only once P_t,j V_j has read it (file comment) */
+              kbd_acc_bind(s, tmem, t * ATTN_KB, &sfull[t]);
+              kbd_acc_wait(s, &ofull[t], par);
+              kbd_mma_issue_elected(s, q, k, 0);
+              kbd_mma_commit_elected(s, &sfull[t]);
+            }
           }
+          kbd_mma_commit_elected(o, &vempty[sp]);
+          if (more) kbd_mma_commit_elected(o, &kempty[sn]);
         }
-        kbd_mma_commit(o, &vempty[sp]);
-        if (more) kbd_mma_commit(o, &kempty[sn]);
       }
     }
   } else if (kbd_warpgroup_id() <= 2) {

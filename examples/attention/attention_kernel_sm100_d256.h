@@ -136,29 +136,32 @@ KBD_KERNEL(ATTN_KERNEL, ATTN_FA4_D256_THREADS, attn_params) {
       kbd_mma_commit(s, &sfull[it]);
       kbd_mma_commit(s, &kempty[it]);
     }
-    for (int it = 0; it < n; ++it) {
-      const int b = it % 2, sp = it % ATTN_STAGES;
-      const unsigned par = (unsigned)it & 1u;
-      ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, sp);
-      kbd_mbarrier_wait(&vfull[sp], (unsigned)(it / ATTN_STAGES) & 1u);
-      /* O += P_j V_j once the correction brought O to block j's maximum: it arrives on "O corrected" after waiting
-       * for "P ready", so that one wait also orders the softmax's P stores before the MMA */
-      kbd_tmem_a_bind(pt, tmem, b * ATTN_KB);
-      kbd_acc_wait(o, ocorr, par);
-      kbd_mma_ts_issue(o, pt, v, it > 0);
-      kbd_mma_commit(o, ofull);
-      kbd_mma_commit(o, &vempty[sp]);
-      if (it + 2 < n) {
-        /* S_j+2 over P_j: only once P_j V_j has read it (PTX orders two MMAs of one thread only when they share the
-         * accumulator). Meanwhile the softmax works on S_j+1, in the other buffer */
-        const int sn = (it + 2) % ATTN_STAGES;
-        ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, sn);
-        kbd_acc_bind(s, tmem, b * ATTN_KB, &sfull[b]);
-        kbd_mbarrier_wait(&kfull[sn], (unsigned)((it + 2) / ATTN_STAGES) & 1u);
-        kbd_acc_wait(s, ofull, par);
-        kbd_mma_issue(s, q, k, 0);
-        kbd_mma_commit(s, &sfull[b]);
-        kbd_mma_commit(s, &kempty[sn]);
+    /* the key loop is one elected section (docs/attention.md): its thread waits, issues and commits */
+    KBD_ELECT_ONE {
+      for (int it = 0; it < n; ++it) {
+        const int b = it % 2, sp = it % ATTN_STAGES;
+        const unsigned par = (unsigned)it & 1u;
+        ATTN_V v = KBD_SMEM_PLAN_STILE(ATTN_V, smem, l.v, sp);
+        kbd_mbarrier_wait(&vfull[sp], (unsigned)(it / ATTN_STAGES) & 1u);
+        /* O += P_j V_j once the correction brought O to block j's maximum: it arrives on "O corrected" after waiting
+         * for "P ready", so that one wait also orders the softmax's P stores before the MMA */
+        kbd_tmem_a_bind(pt, tmem, b * ATTN_KB);
+        kbd_acc_wait(o, ocorr, par);
+        kbd_mma_ts_issue_elected(o, pt, v, it > 0);
+        kbd_mma_commit_elected(o, ofull);
+        kbd_mma_commit_elected(o, &vempty[sp]);
+        if (it + 2 < n) {
+          /* S_j+2 over P_j: only once P_j V_j has read it (PTX orders two MMAs of one thread only when they share the
+           * accumulator). Meanwhile the softmax works on S_j+1, in the other buffer */
+          const int sn = (it + 2) % ATTN_STAGES;
+          ATTN_K k = KBD_SMEM_PLAN_STILE(ATTN_K, smem, l.k, sn);
+          kbd_acc_bind(s, tmem, b * ATTN_KB, &sfull[b]);
+          kbd_mbarrier_wait(&kfull[sn], (unsigned)((it + 2) / ATTN_STAGES) & 1u);
+          kbd_acc_wait(s, ofull, par);
+          kbd_mma_issue_elected(s, q, k, 0);
+          kbd_mma_commit_elected(s, &sfull[b]);
+          kbd_mma_commit_elected(s, &kempty[sn]);
+        }
       }
     }
     /* the epilogue's barrier: one phase, so its wait cannot be mistaken (the softmax may reach the epilogue while

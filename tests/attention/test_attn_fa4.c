@@ -174,7 +174,7 @@ static void test_control(void **state) {
 static void test_no_c_wait(void **state) {
   (void)state;
   static const kbd_code codes[] = {KBD_ERR_RACE, KBD_ERR_POISON, KBD_ERR_MBARRIER, KBD_ERR_DEADLOCK, KBD_OK};
-  static const char *const at[] = {"kbd_mma_ts_issue(",
+  static const char *const at[] = {"kbd_mma_ts_issue_elected(",
                                    "kbd_tmem_a_store(",
                                    "kbd_acc_wait(fac, &pready[t]",
                                    "kbd_acc_store_async(oacc, o, c)",
@@ -189,8 +189,8 @@ static void test_no_c_wait(void **state) {
 static void test_no_o_wait(void **state) {
   (void)state;
   static const kbd_code codes[] = {KBD_ERR_RACE, KBD_OK};
-  static const char *const at[] = {"kbd_acc_store_async(oacc, o, c)", "kbd_mma_ts_issue(", "kbd_acc_load(o, oacc, c)",
-                                   NULL};
+  static const char *const at[] = {"kbd_acc_store_async(oacc, o, c)", "kbd_mma_ts_issue_elected(",
+                                   "kbd_acc_load(o, oacc, c)", NULL};
   fa_expect(fa4_no_o_wait, "no final O wait", codes, "Tensor Memory", at);
 }
 
@@ -199,7 +199,7 @@ static void test_no_o_wait(void **state) {
 static void test_no_pv_wait(void **state) {
   (void)state;
   static const kbd_code codes[] = {KBD_ERR_RACE, KBD_OK};
-  static const char *const at[] = {"kbd_mma_issue(s, q, k, 0)", NULL};
+  static const char *const at[] = {"kbd_mma_issue_elected(s, q, k, 0)", NULL};
   fa_expect(fa4_no_pv_wait, "no P V wait", codes, "A operand", at);
 }
 
@@ -355,9 +355,9 @@ static void test_tile0_longer(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {MT_TEST(test_control),    MT_TEST(test_no_c_wait),   MT_TEST(test_no_o_wait),
-                                     MT_TEST(test_no_pv_wait), MT_TEST(test_no_f_wait),   MT_TEST(test_no_fix),
-                                     MT_TEST(test_lazy_votes), MT_TEST(test_lane0_vote),  MT_TEST(test_ranges),
+  const struct CMUnitTest tests[] = {MT_TEST(test_control),     MT_TEST(test_no_c_wait),  MT_TEST(test_no_o_wait),
+                                     MT_TEST(test_no_pv_wait),  MT_TEST(test_no_f_wait),  MT_TEST(test_no_fix),
+                                     MT_TEST(test_lazy_votes),  MT_TEST(test_lane0_vote), MT_TEST(test_ranges),
                                      MT_TEST(test_tile0_longer)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
