@@ -16,7 +16,8 @@
  *
  * Shadow: per data byte the last write and the last read (a 64-bit record each: launch tag, group + 1, warp, relative
  * clock) and their sites, in 4 KiB-of-data chunks whose write and read halves are allocated on first use; records of
- * an earlier launch read as "no access".
+ * an earlier launch read as "no access". The read records of a 64-byte unit that one access read whole are kept as one
+ * summary until an access needs them per byte (kbd_cpu_gr_uread, "Read records per unit" below).
  * Records are relaxed atomics; an access publishes its own records, fences, then checks the others', so two host
  * threads touching one byte at the same moment cannot both miss each other.
  */
@@ -50,10 +51,25 @@ static inline uint32_t kbd_cpu_gr_g1(uint64_t r) { return (uint32_t)(r >> 36) & 
 static inline uint32_t kbd_cpu_gr_gid(uint64_t r) { return (uint32_t)(r >> 27) & 0x1ffu; }
 static inline uint32_t kbd_cpu_gr_clk(uint64_t r) { return (uint32_t)r & KBD_CPU_GR_MAXCLK; }
 
-/* The last writes (or reads) of a chunk's bytes and their sites (kbd_cpu_site_id). */
+/* Read records per unit of KBD_CPU_GR_UNIT bytes (a read half's urec/usite). A TMA box line or a tile load reads
+ * whole units, and every byte of the unit then gets the same record: urec[u] holds it once for the unit, as a summary
+ * that *is* each byte's record (their per-byte entries are stale), KBD_CPU_GR_UNONE for "no reader" (each byte's
+ * record 0), or 0: the per-byte entries are the records. An access that covers a unit in part, or a write that finds
+ * its reader not ordered (to report the race at its byte, as before), first expands the summary into the per-byte
+ * entries and sets 0, which stays until the chunk's records are cleared. KBD_CPU_GR_UBUSY marks a unit being expanded:
+ * nobody uses its records until the expansion ends. 1 and 2 are never records (a record's group index + 1 >= 1). */
+#define KBD_CPU_GR_UNIT_LOG 6
+#define KBD_CPU_GR_UNIT ((size_t)1 << KBD_CPU_GR_UNIT_LOG)
+#define KBD_CPU_GR_UNONE ((uint64_t)1)
+#define KBD_CPU_GR_UBUSY ((uint64_t)2)
+
+/* The last writes (or reads) of a chunk's bytes and their sites (kbd_cpu_site_id); in a read half also the units'
+ * summaries (unused in a write half). */
 typedef struct kbd_cpu_gr_half {
   uint64_t rec[KBD_CPU_GR_CHUNK];
   uint16_t site[KBD_CPU_GR_CHUNK];
+  uint64_t urec[KBD_CPU_GR_CHUNK >> KBD_CPU_GR_UNIT_LOG];
+  uint16_t usite[KBD_CPU_GR_CHUNK >> KBD_CPU_GR_UNIT_LOG];
 } kbd_cpu_gr_half;
 /* h[0]: writes, h[1]: reads, each allocated on the first access of its kind, so an input that kernels only read or
  * an output they only write costs half the shadow. */
@@ -401,7 +417,11 @@ static inline kbd_cpu_gr_chunk *kbd_cpu_gr_chunk_get(kbd_cpu_gr_chunk ***tab, si
     if (KBD_LIKELY(e != ~0u && E - e < KBD_CPU_GR_TAGS)) return c;
     if (e != ~0u && __atomic_compare_exchange_n(&c->epoch, &e, ~0u, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       for (int k = 0; k < 2; ++k)
-        if (c->h[k]) memset(c->h[k]->rec, 0, sizeof c->h[k]->rec);
+        if (c->h[k]) {
+          memset(c->h[k]->rec, 0, sizeof c->h[k]->rec);
+          for (size_t u = 0; u < KBD_CPU_GR_CHUNK >> KBD_CPU_GR_UNIT_LOG; ++u)
+            c->h[k]->urec[u] = KBD_CPU_GR_UNONE;
+        }
       __atomic_store_n(&c->epoch, E, __ATOMIC_RELEASE);
       return c;
     }
@@ -419,9 +439,41 @@ static inline kbd_cpu_gr_half *kbd_cpu_gr_half_get(kbd_cpu_gr_chunk *c, int k, i
   kbd_cpu_gr_half *nh = (kbd_cpu_gr_half *)malloc(sizeof *nh);
   if (!nh) return NULL;
   memset(nh, 0, sizeof *nh);
+  for (size_t u = 0; u < KBD_CPU_GR_CHUNK >> KBD_CPU_GR_UNIT_LOG; ++u)
+    nh->urec[u] = KBD_CPU_GR_UNONE;
   if (__atomic_compare_exchange_n(&c->h[k], &h, nh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return nh;
   free(nh);
   return h;
+}
+
+/* Unit u's summary in read half h (0: the per-byte entries are the records), once no expansion is under way. */
+static inline uint64_t kbd_cpu_gr_usum(kbd_cpu_gr_half *h, size_t u) {
+  uint64_t S;
+  while ((S = __atomic_load_n(&h->urec[u], __ATOMIC_ACQUIRE)) == KBD_CPU_GR_UBUSY)
+    sched_yield(); /* another host thread is writing the unit's 64 per-byte entries */
+  return S;
+}
+/* The record a summary S stands for in the launch with tag `tag` (0: none). */
+static inline uint64_t kbd_cpu_gr_urd(uint64_t S, unsigned tag) {
+  return S == KBD_CPU_GR_UNONE ? 0 : kbd_cpu_gr_live(S, tag);
+}
+/* Unit u's records from its summary into its per-byte entries (nothing when they already are the records). The unit
+ * is marked busy while they are written, so no summary changes meanwhile and nobody reads half-written entries. */
+static inline void kbd_cpu_gr_uexpand(kbd_cpu_gr_half *h, size_t u) {
+  for (;;) {
+    uint64_t S = kbd_cpu_gr_usum(h, u);
+    if (!S) return;
+    if (!__atomic_compare_exchange_n(&h->urec[u], &S, KBD_CPU_GR_UBUSY, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      continue;
+    const uint64_t v = S == KBD_CPU_GR_UNONE ? 0 : S;
+    const uint16_t site = __atomic_load_n(&h->usite[u], __ATOMIC_RELAXED);
+    for (size_t j = u << KBD_CPU_GR_UNIT_LOG, e = j + KBD_CPU_GR_UNIT; j < e; ++j) {
+      __atomic_store_n(&h->rec[j], v, __ATOMIC_RELAXED);
+      __atomic_store_n(&h->site[j], site, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&h->urec[u], (uint64_t)0, __ATOMIC_RELEASE);
+    return;
+  }
 }
 
 /* An allocation's shadow goes with it (kbd_free, kbd_host_unregister). */
@@ -434,6 +486,54 @@ static inline void kbd_cpu_gr_free(kbd_cpu_gr_chunk **tab, size_t bytes) {
       free(tab[i]);
     }
   free(tab);
+}
+
+/* Read pass of an access that covers unit u of read half h whole, from the unit's summary: what the per-byte step
+ * does to each byte, done once - the bytes share one record, so they all keep it (this warp's own, or a concurrent
+ * reader's) or all get this read's. 0 when the per-byte entries are the records (the caller takes the per-byte path).
+ */
+static inline int kbd_cpu_gr_uread(kbd_cpu_gr_half *h, size_t u, const kbd_cpu_warp *w, const kbd_cpu_gr_warp *s,
+                                   unsigned tag, uint64_t me, uint16_t site, uint64_t *okr, uint64_t *concurrent) {
+  uint64_t S = kbd_cpu_gr_usum(h, u);
+  for (;;) {
+    if (S == KBD_CPU_GR_UBUSY) S = kbd_cpu_gr_usum(h, u);
+    if (!S) return 0;
+    const uint64_t R = kbd_cpu_gr_urd(S, tag);
+    if (R == me || R == *concurrent) return 1;
+    if (R && R != *okr) {
+      if (!kbd_cpu_gr_ordered(w, s, R, 1)) {
+        *concurrent = R;
+        return 1;
+      }
+      *okr = R;
+    }
+    /* a read-modify-write, so a summary another host thread changed meanwhile is tested again, never overwritten */
+    if (__atomic_compare_exchange_n(&h->urec[u], &S, me, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)) {
+      __atomic_store_n(&h->usite[u], site, __ATOMIC_RELAXED);
+      return 1;
+    }
+  }
+}
+/* A write's check of the readers of unit u (covered whole) from its summary: one test for the record every byte
+ * holds, then "no reader" for all. A reader not ordered before the write: the summary is expanded and 0 returned, so
+ * the per-byte path reports it at its byte as before (0 too when the entries are the records). */
+static inline int kbd_cpu_gr_uclear(kbd_cpu_gr_half *h, size_t u, const kbd_cpu_warp *w, const kbd_cpu_gr_warp *s,
+                                    unsigned tag, uint64_t *okr) {
+  uint64_t S = kbd_cpu_gr_usum(h, u);
+  for (;;) {
+    if (S == KBD_CPU_GR_UBUSY) S = kbd_cpu_gr_usum(h, u);
+    if (!S) return 0;
+    const uint64_t R = kbd_cpu_gr_urd(S, tag);
+    if (!R) return 1;
+    if (R != *okr) {
+      if (!kbd_cpu_gr_ordered(w, s, R, 1)) {
+        kbd_cpu_gr_uexpand(h, u);
+        return 0;
+      }
+      *okr = R;
+    }
+    if (__atomic_compare_exchange_n(&h->urec[u], &S, KBD_CPU_GR_UNONE, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)) return 1;
+  }
 }
 
 /* A plain (non-atomic) kbd access by the running warp of bytes [off, off + n) of allocation a, whose shadow table
@@ -462,8 +562,22 @@ static inline void kbd_cpu_gr_access(kbd_cpu_gr_chunk ***tab, const kbd_cpu_gr_a
        * the pointer after the fence so that a half another thread just made is seen */
       kbd_cpu_gr_half *hw = c ? kbd_cpu_gr_half_get(c, 0, write && pass == 0) : NULL;
       kbd_cpu_gr_half *hr = c ? kbd_cpu_gr_half_get(c, 1, !write && pass == 0) : NULL;
+      /* The passes that use read records (a read's first, a write's second) take a unit the access covers whole
+       * from its summary when it has one, and expand the summary of a unit covered in part. Bytes below rdone: read
+       * records done by their unit's summary; units from unext on: not looked at yet. */
+      const int units = hr && (write ? pass == 1 : pass == 0);
+      size_t unext = j0, rdone = j0;
       for (size_t j = j0; j < j0 + take; ++j) {
         const size_t at = i + (j - j0);
+        if (units && j >= unext) {
+          const size_t u = j >> KBD_CPU_GR_UNIT_LOG, ub = u << KBD_CPU_GR_UNIT_LOG;
+          unext = ub + KBD_CPU_GR_UNIT;
+          if (j != ub || unext > j0 + take)
+            kbd_cpu_gr_uexpand(hr, u);
+          else if (write ? kbd_cpu_gr_uclear(hr, u, w, s, tag, &okr)
+                         : kbd_cpu_gr_uread(hr, u, w, s, tag, me, site, &okr, &concurrent))
+            rdone = unext;
+        }
         if (write && pass == 0) {
           if (!hw) break;
           const uint64_t W = kbd_cpu_gr_live(__atomic_load_n(&hw->rec[j], __ATOMIC_RELAXED), tag);
@@ -483,6 +597,7 @@ static inline void kbd_cpu_gr_access(kbd_cpu_gr_chunk ***tab, const kbd_cpu_gr_a
           if (KBD_UNLIKELY(W != me))
             kbd_cpu_gr_race(w, s, "write after write", a, at, 1, me, W, 1,
                             __atomic_load_n(&hw->site[j], __ATOMIC_RELAXED), what, file, line);
+          if (j < rdone) continue;
           const uint64_t R = hr ? kbd_cpu_gr_live(__atomic_load_n(&hr->rec[j], __ATOMIC_RELAXED), tag) : 0;
           if (!R) continue;
           if (R != okr) {
@@ -494,6 +609,10 @@ static inline void kbd_cpu_gr_access(kbd_cpu_gr_chunk ***tab, const kbd_cpu_gr_a
           __atomic_store_n(&hr->rec[j], (uint64_t)0, __ATOMIC_RELAXED);
         } else if (pass == 0) {
           if (!hr) break;
+          if (j < rdone) {
+            j = rdone - 1;
+            continue;
+          }
           /* Keep the reader a later write must be ordered after: a read ordered after the recorded one replaces
            * it; of concurrent readers the first stays. */
           const uint64_t R = kbd_cpu_gr_live(__atomic_load_n(&hr->rec[j], __ATOMIC_RELAXED), tag);
