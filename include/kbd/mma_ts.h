@@ -233,7 +233,8 @@ KBD_DEV void kbd__umma_ts_issue_one(uint32_t dtaddr, uint32_t ataddr, int m_tota
     KBD_STATIC_ASSERT(KBD_KIND(a) == KBD_KIND_TMEM_A, KBD__MMA_TS_RULE_A("kbd_tmem_a_ready"));                         \
     kbd__tmem_a_ready_(a, bar);                                                                                        \
   } while (0)
-#define kbd_mma_ts_issue(acc, a, b, accumulate)                                                                        \
+/* the operand rules kbd_mma_ts_issue and kbd_mma_ts_issue_elected share (compile time) */
+#define KBD__MMA_TS_STATIC_CHECKS(acc, a, b)                                                                           \
   do {                                                                                                                 \
     KBD_STATIC_ASSERT(KBD__MMA_TARGET_OK, KBD__MMA_RULE_TARGET);                                                       \
     KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_TS_RULE_ARCH("kbd_mma_ts_issue"));                                  \
@@ -244,21 +245,17 @@ KBD_DEV void kbd__umma_ts_issue_one(uint32_t dtaddr, uint32_t ataddr, int m_tota
     KBD_STATIC_ASSERT(KBD_DTYPE(b) == KBD_DTYPE(a), KBD__MMA_TS_RULE_TYPES);                                           \
     KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16, KBD__MMA_TS_RULE_F16ACC);            \
     KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, b);                                                                      \
+  } while (0)
+#define kbd_mma_ts_issue(acc, a, b, accumulate)                                                                        \
+  do {                                                                                                                 \
+    KBD__MMA_TS_STATIC_CHECKS(acc, a, b);                                                                              \
     kbd__mma_ts_issue_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)));                                            \
   } while (0)
 /* kbd_mma_ts_issue from elected-lane code (kbd_mma_issue_elected); the CPU machine faults a call from warp-uniform or
  * per-lane code */
 #define kbd_mma_ts_issue_elected(acc, a, b, accumulate)                                                                \
   do {                                                                                                                 \
-    KBD_STATIC_ASSERT(KBD__MMA_TARGET_OK, KBD__MMA_RULE_TARGET);                                                       \
-    KBD_STATIC_ASSERT(KBD_MMA_ARCH != 90, KBD__MMA_TS_RULE_ARCH("kbd_mma_ts_issue"));                                  \
-    KBD_STATIC_ASSERT(KBD_KIND(acc) == KBD_KIND_ACC && KBD_KIND(a) == KBD_KIND_TMEM_A && KBD_KIND(b) == KBD_KIND_SMEM, \
-                      KBD__MMA_TS_RULE_KINDS);                                                                         \
-    KBD_STATIC_ASSERT(KBD_ROWS(a) == KBD_ROWS(acc) && KBD_ROWS(b) == KBD_COLS(acc) && KBD_COLS(a) == KBD_COLS(b),      \
-                      KBD__MMA_TS_RULE_SHAPES);                                                                        \
-    KBD_STATIC_ASSERT(KBD_DTYPE(b) == KBD_DTYPE(a), KBD__MMA_TS_RULE_TYPES);                                           \
-    KBD_STATIC_ASSERT(KBD_DTYPE(acc) != KBD_DT_f16 || KBD_DTYPE(a) == KBD_DT_f16, KBD__MMA_TS_RULE_F16ACC);            \
-    KBD_MMA_STILE_STATIC_CHECK(KBD_MMA_SM100, b);                                                                      \
+    KBD__MMA_TS_STATIC_CHECKS(acc, a, b);                                                                              \
     kbd__mma_ts_issue_one_(acc, a, b, accumulate, KBD__MMA_TYPE(KBD_DTYPE(a)));                                        \
   } while (0)
 #endif /* KBD_MODE_CPU || KBD_MODE_CUDA */
